@@ -22,7 +22,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * README.md's configuration table lists exactly the variables declared with {@link EnvVar} in the
- * code, with the same defaults: the one documented table of DEVELOPERS.md.
+ * code, with the same defaults: the one documented table of CONTRIBUTING.md.
  */
 class ConfigurationTableTest {
     private static final String START = "<!-- config-table:start -->";

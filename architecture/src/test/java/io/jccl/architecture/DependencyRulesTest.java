@@ -6,7 +6,7 @@ import org.junit.jupiter.api.TestFactory;
 
 import java.util.stream.Stream;
 
-/** DEVELOPERS.md's dependency rules hold for the production code of every module. */
+/** CONTRIBUTING.md's dependency rules hold for the production code of every module. */
 class DependencyRulesTest {
 
     @TestFactory

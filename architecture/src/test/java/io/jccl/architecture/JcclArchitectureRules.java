@@ -12,7 +12,7 @@ import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.classes;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * DEVELOPERS.md's dependency rules as ArchUnit rules, one per rule of the guide. Package roots stand
+ * The dependency rules of CONTRIBUTING.md as ArchUnit rules, one per rule of the guide. Package roots stand
  * for modules: {@code io.jccl.spi} (spi), {@code io.jccl.net.<name>} (one transport each),
  * {@code io.jccl.core} (engine), {@code io.jccl.tck} (conformance kit), {@code io.jccl.nativenet}
  * (native-plugin host), {@code io.jccl.shim} (Java side of the native shim); {@code io.jccl.cli}
@@ -50,7 +50,7 @@ final class JcclArchitectureRules {
         return classes().that().resideInAPackage("io.jccl.spi..")
                 .should().onlyDependOnClassesThat(resideInAPackage("io.jccl.spi..").or(IN_JAVA_BASE))
                 .because("spi is what every transport, the conformance kit and the native shim build on "
-                        + "(DEVELOPERS.md: spi depends on java.base only)")
+                        + "(CONTRIBUTING.md: spi depends on java.base only)")
                 .allowEmptyShould(true);
     }
 
@@ -58,7 +58,7 @@ final class JcclArchitectureRules {
     static ArchRule transportsDependOnSpiOnly() {
         return classes().that().resideInAPackage("io.jccl.net..")
                 .should().onlyDependOnClassesThat(OUTSIDE_JCCL.or(resideInAnyPackage("io.jccl.spi..", "io.jccl.net..")))
-                .because("a transport depends on spi and its own libraries, never on core (DEVELOPERS.md)")
+                .because("a transport depends on spi and its own libraries, never on core (CONTRIBUTING.md)")
                 .allowEmptyShould(true);
     }
 
@@ -66,7 +66,7 @@ final class JcclArchitectureRules {
     static ArchRule transportsAreIndependent() {
         return slices().matching("io.jccl.net.(*)..").namingSlices("transport $1")
                 .should().notDependOnEachOther()
-                .because("a transport never depends on another transport (DEVELOPERS.md)")
+                .because("a transport never depends on another transport (CONTRIBUTING.md)")
                 .allowEmptyShould(true);
     }
 
@@ -74,7 +74,7 @@ final class JcclArchitectureRules {
     static ArchRule coreDependsOnSpiOnly() {
         return classes().that().resideInAPackage("io.jccl.core..")
                 .should().onlyDependOnClassesThat(OUTSIDE_JCCL.or(resideInAnyPackage("io.jccl.spi..", "io.jccl.core..")))
-                .because("core runs on any transport through the SPI and never names one (DEVELOPERS.md)")
+                .because("core runs on any transport through the SPI and never names one (CONTRIBUTING.md)")
                 .allowEmptyShould(true);
     }
 
@@ -82,7 +82,7 @@ final class JcclArchitectureRules {
     static ArchRule tckDependsOnSpiOnly() {
         return classes().that().resideInAPackage("io.jccl.tck..")
                 .should().onlyDependOnClassesThat(OUTSIDE_JCCL.or(resideInAnyPackage("io.jccl.spi..", "io.jccl.tck..")))
-                .because("the conformance kit judges any transport through the SPI alone (DEVELOPERS.md)")
+                .because("the conformance kit judges any transport through the SPI alone (CONTRIBUTING.md)")
                 .allowEmptyShould(true);
     }
 
