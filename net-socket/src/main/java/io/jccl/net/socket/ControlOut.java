@@ -22,6 +22,8 @@ final class ControlOut {
     private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer stagingWriter = staging.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     private final MemorySegment stagingMemory = MemorySegment.ofBuffer(staging);
+    /** A frame and the payload after it leave in one gathering write. */
+    private final ByteBuffer[] gather = new ByteBuffer[2];
 
     // Entry ring: a staged range [start, end) when region == null, else a payload range.
     private final int[] start = new int[ENTRIES];
@@ -102,11 +104,15 @@ final class ControlOut {
         while (head != tail) {
             int i = idx(head);
             long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
-            int n;
+            long n;
             if (region[i] == null) {
-                ByteBuffer b = staging;
-                b.limit(end[i]).position(start[i] + (int) doneInHead);
-                n = channel.write(b);
+                staging.limit(end[i]).position(start[i] + (int) doneInHead);
+                int next = idx(head + 1);
+                if (head + 1 != tail && region[next] != null) {
+                    n = writeFrameAndPayload(next);
+                } else {
+                    n = channel.write(staging);
+                }
             } else {
                 int step = (int) Math.min(entryBytes - doneInHead, MemoryRegion.WINDOW_STEP);
                 n = channel.write(region[i].view(0, offset[i] + doneInHead, step));
@@ -118,19 +124,51 @@ final class ControlOut {
                 break;
             }
             written += n;
-            doneInHead += n;
-            if (doneInHead < entryBytes) {
+            if (!advance(n)) {
                 break;
+            }
+        }
+        if (written > 0) {
+            lastMovedNanos = System.nanoTime();
+        }
+        return written;
+    }
+
+    /** One writev of the staged frames at the head and the payload entry after them. */
+    private long writeFrameAndPayload(int payload) throws IOException {
+        int step = (int) Math.min(length[payload], MemoryRegion.WINDOW_STEP);
+        gather[0] = staging;
+        gather[1] = region[payload].view(0, offset[payload], step);
+        int framed = staging.remaining();
+        long n = channel.write(gather);
+        gather[1] = null;
+        if (n > framed) {
+            owner[payload].moved(n - framed);
+        }
+        return n;
+    }
+
+    /**
+     * Accounts {@code n} written bytes against the head entries, retiring the ones completed.
+     *
+     * @return whether every entry touched was completed (so the socket may take more)
+     */
+    private boolean advance(long n) {
+        while (n > 0) {
+            int i = idx(head);
+            long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
+            long take = Math.min(n, entryBytes - doneInHead);
+            doneInHead += take;
+            n -= take;
+            if (doneInHead < entryBytes) {
+                return false;
             }
             region[i] = null;
             owner[i] = null;
             doneInHead = 0;
             head++;
         }
-        if (written > 0) {
-            lastMovedNanos = System.nanoTime();
-        }
-        return written;
+        return true;
     }
 
     /** @return when bytes last left, or when the queue became busy */
