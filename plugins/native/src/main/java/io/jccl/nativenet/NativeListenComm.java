@@ -1,0 +1,10 @@
+package io.jccl.nativenet;
+
+import io.jccl.spi.ListenComm;
+
+/** A native plugin's {@code listenComm} (ncclNet or ncclCollNet). */
+final class NativeListenComm extends NativeComm implements ListenComm {
+    NativeListenComm(Object plugin, long pointer) {
+        super(plugin, pointer, false);
+    }
+}

@@ -1,0 +1,11 @@
+/**
+ * The native-plugin host: loads ncclNet / ncclCollNet plugin libraries into Java through FFM, and
+ * lists those of NCCL_NET_PLUGIN in transport discovery.
+ */
+module io.jccl.nativenet {
+    requires io.jccl.spi;
+
+    exports io.jccl.nativenet;
+
+    provides io.jccl.spi.discovery.NetPluginSource with io.jccl.nativenet.NativePluginSource;
+}
