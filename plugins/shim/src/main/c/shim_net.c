@@ -1,0 +1,322 @@
+/*
+ * ncclNetPlugin_v6 ... ncclNetPlugin_v12: one adapter per version difference, each converting its
+ * arguments and calling the canonical operation the Java half installed (jccl_net).
+ *
+ * The symbols are GNU indirect symbols: NCCL's dlsym runs the resolver, which returns the table, or
+ * NULL above JCCL_SHIM_MAX_API_VERSION, so NCCL moves on to the next older version exactly as if
+ * the newer symbol did not exist.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "jccl_shim.h"
+
+/* ---- shared by every version --------------------------------------------------------------- */
+
+static ncclResult_t init_common(int version, void** ctx, uint64_t commId, int trafficClass, ncclDebugLogger_t log) {
+    jccl_set_logger(log);
+    char what[32];
+    snprintf(what, sizeof what, "ncclNet v%d init", version);
+    ncclResult_t r = jccl_java_ready(what, version);
+    if (r != ncclSuccess) {
+        return r;
+    }
+    return jccl_net.init(J(ctx), (int64_t) commId, trafficClass, version);
+}
+
+static ncclResult_t devices(int* ndev) {
+    return jccl_net.devices(J(ndev));
+}
+
+static ncclResult_t props_of(int dev, jccl_props* p) {
+    memset(p, 0, sizeof *p);
+    return jccl_net.getProperties(dev, J(p));
+}
+
+static ncclResult_t listen_any(int dev, void* handle, void** listenComm) {
+    return jccl_net.listen(0, dev, J(handle), J(listenComm));
+}
+
+static ncclResult_t connect_any(int dev, void* handle, void** sendComm) {
+    return jccl_net.connect(0, dev, J(handle), J(sendComm));
+}
+
+static ncclResult_t accept_any(void* listenComm, void** recvComm) {
+    return jccl_net.accept(J(listenComm), J(recvComm));
+}
+
+static ncclResult_t regMr_int(void* comm, void* data, int size, int type, void** mhandle) {
+    return jccl_net.regMr(J(comm), J(data), size, type, J(mhandle));
+}
+
+static ncclResult_t regMr_size(void* comm, void* data, size_t size, int type, void** mhandle) {
+    return jccl_net.regMr(J(comm), J(data), (int64_t) size, type, J(mhandle));
+}
+
+static ncclResult_t regMrDmaBuf(void* comm, void* data, size_t size, int type, uint64_t offset, int fd, void** mhandle) {
+    return jccl_net.regMrDmaBuf(J(comm), J(data), (int64_t) size, type, (int64_t) offset, fd, J(mhandle));
+}
+
+static ncclResult_t deregMr(void* comm, void* mhandle) {
+    return jccl_net.deregMr(J(comm), J(mhandle));
+}
+
+static ncclResult_t isend_int(void* sendComm, void* data, int size, int tag, void* mhandle, void** request) {
+    return jccl_net.isend(J(sendComm), J(data), size, tag, J(mhandle), J(request));
+}
+
+static ncclResult_t isend_size(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) {
+    return jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request));
+}
+
+static ncclResult_t isend_phandle(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
+                                  void** request) {
+    (void) phandle;
+    return jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request));
+}
+
+/* v6-v8 post int sizes; the canonical form takes size_t. */
+static ncclResult_t irecv_int(void* recvComm, int n, void** data, int* sizes, int* tags, void** mhandles,
+                              void** request) {
+    if (n < 0 || n > JCCL_MAX_GROUPED_RECV) {
+        jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: irecv of %d buffers; at most %d are supported", n,
+                 JCCL_MAX_GROUPED_RECV);
+        return ncclInternalError;
+    }
+    size_t wide[JCCL_MAX_GROUPED_RECV];
+    for (int i = 0; i < n; i++) {
+        wide[i] = sizes[i] < 0 ? 0 : (size_t) sizes[i];
+    }
+    return jccl_net.irecv(J(recvComm), n, J(data), J(wide), J(tags), J(mhandles), J(request));
+}
+
+static ncclResult_t irecv_size(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                               void** request) {
+    return jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request));
+}
+
+static ncclResult_t irecv_phandles(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
+                                   void** phandles, void** request) {
+    (void) phandles;
+    return jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request));
+}
+
+static ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request) {
+    return jccl_net.iflush(J(recvComm), n, J(data), J(sizes), J(mhandles), J(request));
+}
+
+static ncclResult_t test(void* request, int* done, int* sizes) {
+    return jccl_net.test(J(request), J(done), J(sizes));
+}
+
+static ncclResult_t closeSend(void* sendComm) {
+    return jccl_net.closeSend(J(sendComm));
+}
+
+static ncclResult_t closeRecv(void* recvComm) {
+    return jccl_net.closeRecv(J(recvComm));
+}
+
+static ncclResult_t closeListen(void* listenComm) {
+    return jccl_net.closeListen(J(listenComm));
+}
+
+/* ---- properties, version by version -------------------------------------------------------- */
+
+#define COPY_V6_FIELDS(dst, p)                      \
+    do {                                            \
+        (dst)->name = (char*) (p).name;             \
+        (dst)->pciPath = (char*) (p).pciPath;       \
+        (dst)->guid = (p).guid;                     \
+        (dst)->ptrSupport = (p).ptrSupport;         \
+        (dst)->speed = (p).speed;                   \
+        (dst)->port = (p).port;                     \
+        (dst)->latency = (p).latency;               \
+        (dst)->maxComms = (p).maxComms;             \
+        (dst)->maxRecvs = (p).maxRecvs;             \
+    } while (0)
+
+/* Fields of v9 and later beyond v8's. */
+#define COPY_V9_FIELDS(dst, p, dev)                                                                  \
+    do {                                                                                             \
+        (dst)->regIsGlobal = (p).regIsGlobal;                                                        \
+        (dst)->forceFlush = (p).forceFlush;                                                          \
+        (dst)->netDeviceType = NCCL_NET_DEVICE_HOST;                                                 \
+        (dst)->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;                                   \
+        memset(&(dst)->vProps, 0, sizeof((dst)->vProps));                                            \
+        (dst)->vProps.ndevs = 1;                                                                     \
+        (dst)->vProps.devs[0] = (dev);                                                               \
+        (dst)->maxP2pBytes = (p).maxP2pBytes;                                                        \
+        (dst)->maxCollBytes = (p).maxCollBytes;                                                      \
+    } while (0)
+
+static ncclResult_t getProperties_v6(int dev, ncclNetProperties_v6_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+    }
+    return r;
+}
+
+static ncclResult_t getProperties_v7(int dev, ncclNetProperties_v7_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+        props->netDeviceType = NCCL_NET_DEVICE_HOST;
+        props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+    }
+    return r;
+}
+
+static ncclResult_t getProperties_v8(int dev, ncclNetProperties_v8_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+        props->regIsGlobal = p.regIsGlobal;
+        props->netDeviceType = NCCL_NET_DEVICE_HOST;
+        props->netDeviceVersion = NCCL_NET_DEVICE_INVALID_VERSION;
+    }
+    return r;
+}
+
+static ncclResult_t getProperties_v9(int dev, ncclNetProperties_v9_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+        COPY_V9_FIELDS(props, p, dev);
+    }
+    return r;
+}
+
+static ncclResult_t getProperties_v11(int dev, ncclNetProperties_v11_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+        COPY_V9_FIELDS(props, p, dev);
+        props->maxMultiRequestSize = 1;
+    }
+    return r;
+}
+
+static ncclResult_t getProperties_v12(int dev, ncclNetProperties_v12_t* props) {
+    jccl_props p;
+    ncclResult_t r = props_of(dev, &p);
+    if (r == ncclSuccess) {
+        COPY_V6_FIELDS(props, p);
+        COPY_V9_FIELDS(props, p, dev);
+        props->maxMultiRequestSize = 1;
+        props->railId = -1;
+        props->planeId = -1;
+    }
+    return r;
+}
+
+/* ---- init and connection setup, version by version ----------------------------------------- */
+
+static ncclResult_t init_v6(ncclDebugLogger_t log) {
+    return init_common(6, NULL, 0, -1, log);
+}
+static ncclResult_t init_v7(ncclDebugLogger_t log) {
+    return init_common(7, NULL, 0, -1, log);
+}
+static ncclResult_t init_v8(ncclDebugLogger_t log) {
+    return init_common(8, NULL, 0, -1, log);
+}
+static ncclResult_t init_v9(ncclDebugLogger_t log) {
+    return init_common(9, NULL, 0, -1, log);
+}
+static ncclResult_t init_v10(ncclDebugLogger_t log, ncclProfilerCallback_t prof) {
+    (void) prof;
+    return init_common(10, NULL, 0, -1, log);
+}
+static ncclResult_t init_v11(void** ctx, uint64_t commId, ncclNetCommConfig_v10_t* config, ncclDebugLogger_t log,
+                             ncclProfilerCallback_t prof) {
+    (void) prof;
+    return init_common(11, ctx, commId, config ? config->trafficClass : -1, log);
+}
+static ncclResult_t init_v12(void** ctx, uint64_t commId, ncclNetCommConfig_v10_t* config, ncclDebugLogger_t log,
+                             ncclProfilerCallback_t prof) {
+    (void) prof;
+    return init_common(12, ctx, commId, config ? config->trafficClass : -1, log);
+}
+
+/* Host-memory transports ignore the device-offload handles of v7 and later. */
+static ncclResult_t connect_v7(int dev, void* handle, void** sendComm, ncclNetDeviceHandle_v7_t** sendDevComm) {
+    (void) sendDevComm;
+    return connect_any(dev, handle, sendComm);
+}
+static ncclResult_t accept_v7(void* listenComm, void** recvComm, ncclNetDeviceHandle_v7_t** recvDevComm) {
+    (void) recvDevComm;
+    return accept_any(listenComm, recvComm);
+}
+static ncclResult_t connect_v10(int dev, ncclNetCommConfig_v10_t* config, void* handle, void** sendComm,
+                                ncclNetDeviceHandle_v7_t** sendDevComm) {
+    (void) config;
+    (void) sendDevComm;
+    return connect_any(dev, handle, sendComm);
+}
+static ncclResult_t listen_v11(void* ctx, int dev, void* handle, void** listenComm) {
+    return jccl_net.listen(J(ctx), dev, J(handle), J(listenComm));
+}
+static ncclResult_t connect_v11(void* ctx, int dev, void* handle, void** sendComm,
+                                ncclNetDeviceHandle_v7_t** sendDevComm) {
+    (void) sendDevComm;
+    return jccl_net.connect(J(ctx), dev, J(handle), J(sendComm));
+}
+static ncclResult_t finalize_v11(void* ctx) {
+    return jccl_net.finalize(J(ctx));
+}
+
+/* ---- the tables ---------------------------------------------------------------------------- */
+
+static const ncclNet_v6_t net_v6 = {
+    jccl_net_name, init_v6, devices, getProperties_v6, listen_any, connect_any, accept_any, regMr_int, regMrDmaBuf,
+    deregMr, isend_int, irecv_int, iflush, test, closeSend, closeRecv, closeListen,
+};
+
+static const ncclNet_v7_t net_v7 = {
+    jccl_net_name, init_v7, devices, getProperties_v7, listen_any, connect_v7, accept_v7, regMr_int, regMrDmaBuf,
+    deregMr, isend_int, irecv_int, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL,
+};
+
+static const ncclNet_v8_t net_v8 = {
+    jccl_net_name, init_v8, devices, getProperties_v8, listen_any, connect_v7, accept_v7, regMr_size, regMrDmaBuf,
+    deregMr, isend_int, irecv_int, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL,
+};
+
+static const ncclNet_v9_t net_v9 = {
+    jccl_net_name, init_v9, devices, getProperties_v9, listen_any, connect_v7, accept_v7, regMr_size, regMrDmaBuf,
+    deregMr, isend_size, irecv_size, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL, NULL,
+};
+
+static const ncclNet_v10_t net_v10 = {
+    jccl_net_name, init_v10, devices, getProperties_v9, listen_any, connect_v10, accept_v7, regMr_size, regMrDmaBuf,
+    deregMr, isend_phandle, irecv_phandles, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL, NULL,
+};
+
+static const ncclNet_v11_t net_v11 = {
+    jccl_net_name, init_v11, devices, getProperties_v11, listen_v11, connect_v11, accept_v7, regMr_size, regMrDmaBuf,
+    deregMr, isend_phandle, irecv_phandles, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL, NULL,
+    finalize_v11, NULL,
+};
+
+static const ncclNet_v12_t net_v12 = {
+    jccl_net_name, init_v12, devices, getProperties_v12, listen_v11, connect_v11, accept_v7, regMr_size, regMrDmaBuf,
+    deregMr, isend_phandle, irecv_phandles, iflush, test, closeSend, closeRecv, closeListen, NULL, NULL, NULL,
+    finalize_v11, NULL,
+};
+
+/* ---- the exported symbols ------------------------------------------------------------------ */
+
+JCCL_EXPORT(ncclNetPlugin_v6, net_v6, 6)
+JCCL_EXPORT(ncclNetPlugin_v7, net_v7, 7)
+JCCL_EXPORT(ncclNetPlugin_v8, net_v8, 8)
+JCCL_EXPORT(ncclNetPlugin_v9, net_v9, 9)
+JCCL_EXPORT(ncclNetPlugin_v10, net_v10, 10)
+JCCL_EXPORT(ncclNetPlugin_v11, net_v11, 11)
+JCCL_EXPORT(ncclNetPlugin_v12, net_v12, 12)

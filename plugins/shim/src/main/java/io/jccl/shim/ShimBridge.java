@@ -1,0 +1,83 @@
+package io.jccl.shim;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.util.Locale;
+
+import static io.jccl.shim.ShimAbi.LONG;
+import static io.jccl.shim.ShimAbi.MEMORY;
+import static io.jccl.shim.ShimAbi.SERVICES;
+import static io.jccl.shim.ShimAbi.offset;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * The one entry point of the Java half that the C half calls through JNI, once per loaded shim
+ * library: {@link #bootstrap} creates an FFM upcall stub for every ncclNet and ncclCollNet operation
+ * and writes their addresses into the C half's operation tables. From then on NCCL's calls reach
+ * {@link NetBridge} and {@link CollNetBridge} through those stubs alone.
+ */
+public final class ShimBridge {
+    private ShimBridge() {
+    }
+
+    /**
+     * Installs the Java half. Called by {@code libnccl-net.so} on the first {@code init}, on a thread
+     * attached to this JVM.
+     *
+     * @param services address of the C half's {@code jccl_services}
+     * @return {@code null} on success, else why the shim cannot run (the C half logs it as a WARN)
+     */
+    public static String bootstrap(long services) {
+        try {
+            MemorySegment s = MEMORY.asSlice(services, SERVICES.byteSize());
+            int abi = s.get(JAVA_INT, offset(SERVICES, "abiVersion"));
+            int netOps = s.get(JAVA_INT, offset(SERVICES, "netOpCount"));
+            int collNetOps = s.get(JAVA_INT, offset(SERVICES, "collNetOpCount"));
+            if (abi != ShimAbi.VERSION || netOps != ShimAbi.NetOp.values().length
+                    || collNetOps != ShimAbi.CollNetOp.values().length) {
+                return "the shim library (ABI " + abi + ", " + netOps + "/" + collNetOps + " operations) does not match "
+                        + "the io.jccl.shim classes (ABI " + ShimAbi.VERSION + ", " + ShimAbi.NetOp.values().length + "/"
+                        + ShimAbi.CollNetOp.values().length + "): use the library and the jars of one JCCL build";
+            }
+            String netName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "netName")));
+            String collNetName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "collNetName")));
+            ShimLogger logger = new ShimLogger(s.get(JAVA_LONG, offset(SERVICES, "log")));
+            ClassLoader loader = ShimBridge.class.getClassLoader();
+            NetBridge net = new NetBridge(netName, logger, loader);
+            CollNetBridge collNet = new CollNetBridge(collNetName == null ? "" : collNetName, logger, loader);
+            long netTable = s.get(JAVA_LONG, offset(SERVICES, "netOps"));
+            long collNetTable = s.get(JAVA_LONG, offset(SERVICES, "collNetOps"));
+            for (ShimAbi.NetOp op : ShimAbi.NetOp.values()) {
+                install(net, NetBridge.class, op.name(), op.descriptor, netTable + 8L * op.ordinal());
+            }
+            for (ShimAbi.CollNetOp op : ShimAbi.CollNetOp.values()) {
+                install(collNet, CollNetBridge.class, op.name(), op.descriptor, collNetTable + 8L * op.ordinal());
+            }
+            return null;
+        } catch (Throwable e) {
+            return "the Java half of the shim failed to start: " + e;
+        }
+    }
+
+    private static void install(Object bridge, Class<?> type, String op, FunctionDescriptor descriptor, long slot)
+            throws ReflectiveOperationException {
+        MethodHandle target = MethodHandles.lookup().findVirtual(type, methodName(op), descriptor.toMethodType())
+                .bindTo(bridge);
+        MemorySegment stub = Linker.nativeLinker().upcallStub(target, descriptor, Arena.global());
+        MEMORY.set(LONG, slot, stub.address());
+    }
+
+    /** {@code GET_PROPERTIES} becomes {@code getProperties}. */
+    static String methodName(String op) {
+        StringBuilder b = new StringBuilder();
+        for (String part : op.toLowerCase(Locale.ROOT).split("_")) {
+            b.append(b.isEmpty() ? part : Character.toUpperCase(part.charAt(0)) + part.substring(1));
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,39 @@
+package io.jccl.shim;
+
+import io.jccl.spi.config.EnvVar;
+
+/**
+ * The variables of the native shim {@code libnccl-net.so}. Its C half reads them (a test checks
+ * that it reads each of these names); {@code JCCL_JAVA_HOME} is shared with {@code bin/jccl} and
+ * declared there.
+ */
+public final class ShimConfig {
+    private ShimConfig() {
+    }
+
+    @EnvVar(defaultValue = "",
+            description = "Java transport that the native shim (libnccl-net.so) runs under NCCL; unset: NCCL_NET "
+                    + "unless it names NCCL's IB or Socket, else JcclSocket. NCCL_NET must then name it too, or be unset.")
+    public static final String JCCL_SHIM_NET = "JCCL_SHIM_NET";
+
+    @EnvVar(defaultValue = "",
+            description = "Java CollNet transport that the native shim exports as ncclCollNet; unset: none (the shim "
+                    + "reports no CollNet device and NCCL runs without CollNet).")
+    public static final String JCCL_SHIM_COLLNET = "JCCL_SHIM_COLLNET";
+
+    @EnvVar(defaultValue = "",
+            description = "Class path of the JVM that the native shim starts, or of the class loader it adds to a "
+                    + "running JVM that lacks JCCL; an entry DIR/* means the jars in DIR. Unset: the jars beside the "
+                    + "shim library.")
+    public static final String JCCL_SHIM_CLASSPATH = "JCCL_SHIM_CLASSPATH";
+
+    @EnvVar(defaultValue = "12",
+            description = "Newest ncclNet/ncclCollNet version (6 to 12) the native shim exports; NCCL takes the "
+                    + "newest it knows, so 6 makes any NCCL 2.13 or later use v6.")
+    public static final String JCCL_SHIM_MAX_API_VERSION = "JCCL_SHIM_MAX_API_VERSION";
+
+    @EnvVar(defaultValue = "",
+            description = "Extra options, space-separated, of the JVM that the native shim starts (e.g. -Xmx2g); it "
+                    + "always adds --enable-native-access=ALL-UNNAMED and -Xrs.")
+    public static final String JCCL_SHIM_JVM_OPTS = "JCCL_SHIM_JVM_OPTS";
+}

@@ -1,0 +1,425 @@
+/*
+ * A stand-in for NCCL: loads a net plugin library the way NCCL does (dlopen, newest
+ * ncclNetPlugin_vN first) and drives it from C, so the shim's JVM start path, its version
+ * adapters and its per-call cost can be checked without a GPU. Speaks v6, v11 and v12.
+ *
+ *   jccl-shim-driver LIBRARY exchange   init twice, connect a loopback pair, move 0 B..4 MiB and a
+ *                                       grouped receive with checked contents, close, finalize
+ *   jccl-shim-driver LIBRARY bench N    ns per test() of a pending receive and per 8-byte
+ *                                       isend/irecv/test round, N times each
+ *   jccl-shim-driver LIBRARY init       init only; prints the result code (for failure paths)
+ *
+ * Prints "version N" first, log lines as "LOG <level> <message>", and "OK" on success.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ncclnet.h"
+
+static int version;
+static ncclNet_v6_t* v6;
+static ncclNet_v11_t* v11; /* v12 has the same function table; only getProperties' struct differs */
+
+static void logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
+    (void) flags;
+    (void) file;
+    (void) line;
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    printf("LOG %d %s\n", level, buf);
+    fflush(stdout);
+}
+
+#define CHECK(call)                                                                     \
+    do {                                                                                \
+        ncclResult_t r_ = (call);                                                       \
+        if (r_ != ncclSuccess) {                                                        \
+            printf("FAILED %s = %d at line %d\n", #call, r_, __LINE__);                 \
+            exit(1);                                                                    \
+        }                                                                               \
+    } while (0)
+
+/* ---- the calls, whichever version was found ---------------------------------------------------- */
+
+static ncclResult_t p_init(void** ctx, uint64_t commId) {
+    if (v6) {
+        return v6->init(logger);
+    }
+    ncclNetCommConfig_v10_t config = {-1};
+    return v11->init(ctx, commId, &config, logger, NULL);
+}
+
+static ncclResult_t p_devices(int* n) {
+    return v6 ? v6->devices(n) : v11->devices(n);
+}
+
+static ncclResult_t p_name(int dev, char** name, int* maxRecvs) {
+    ncclResult_t r;
+    if (v6) {
+        ncclNetProperties_v6_t p;
+        r = v6->getProperties(dev, &p);
+        *name = p.name;
+        *maxRecvs = p.maxRecvs;
+    } else if (version == 11) {
+        ncclNetProperties_v11_t p;
+        r = v11->getProperties(dev, (void*) &p);
+        *name = p.name;
+        *maxRecvs = p.maxRecvs;
+        if (r == ncclSuccess && (p.vProps.ndevs != 1 || p.vProps.devs[0] != dev || p.maxP2pBytes == 0)) {
+            printf("FAILED v11 properties: vProps %d/%d maxP2pBytes %zu\n", p.vProps.ndevs, p.vProps.devs[0],
+                   p.maxP2pBytes);
+            exit(1);
+        }
+    } else {
+        ncclNetProperties_v12_t p;
+        r = ((ncclNet_v12_t*) v11)->getProperties(dev, &p);
+        *name = p.name;
+        *maxRecvs = p.maxRecvs;
+        if (r == ncclSuccess && (p.railId != -1 || p.planeId != -1 || p.maxMultiRequestSize != 1)) {
+            printf("FAILED v12 properties: rail %d plane %d maxMultiRequestSize %d\n", p.railId, p.planeId,
+                   p.maxMultiRequestSize);
+            exit(1);
+        }
+    }
+    return r;
+}
+
+static ncclResult_t p_listen(void* ctx, void* handle, void** lc) {
+    return v6 ? v6->listen(0, handle, lc) : v11->listen(ctx, 0, handle, lc);
+}
+
+static ncclResult_t p_connect(void* ctx, void* handle, void** sc) {
+    ncclNetDeviceHandle_v7_t* dev = NULL;
+    return v6 ? v6->connect(0, handle, sc) : v11->connect(ctx, 0, handle, sc, &dev);
+}
+
+static ncclResult_t p_accept(void* lc, void** rc) {
+    ncclNetDeviceHandle_v7_t* dev = NULL;
+    return v6 ? v6->accept(lc, rc) : v11->accept(lc, rc, &dev);
+}
+
+static ncclResult_t p_regMr(void* comm, void* data, size_t size, void** mh) {
+    return v6 ? v6->regMr(comm, data, (int) size, NCCL_PTR_HOST, mh) : v11->regMr(comm, data, size, NCCL_PTR_HOST, mh);
+}
+
+static ncclResult_t p_deregMr(void* comm, void* mh) {
+    return v6 ? v6->deregMr(comm, mh) : v11->deregMr(comm, mh);
+}
+
+static ncclResult_t p_isend(void* sc, void* data, size_t size, int tag, void* mh, void** req) {
+    return v6 ? v6->isend(sc, data, (int) size, tag, mh, req) : v11->isend(sc, data, size, tag, mh, NULL, req);
+}
+
+static ncclResult_t p_irecv(void* rc, int n, void** data, size_t* sizes, int* tags, void** mhs, void** req) {
+    if (v6) {
+        int small[8];
+        for (int i = 0; i < n; i++) {
+            small[i] = (int) sizes[i];
+        }
+        return v6->irecv(rc, n, data, small, tags, mhs, req);
+    }
+    void* phandles[8] = {0};
+    /* As NCCL does for LL/LL128 receives of one buffer: the optional-completion hint. */
+    *req = n == 1 ? (void*) 0x1 : NULL;
+    return v11->irecv(rc, n, data, sizes, tags, mhs, phandles, req);
+}
+
+static ncclResult_t p_test(void* req, int* done, int* sizes) {
+    return v6 ? v6->test(req, done, sizes) : v11->test(req, done, sizes);
+}
+
+static ncclResult_t p_close(void* sc, void* rc, void* lc) {
+    ncclResult_t r = v6 ? v6->closeSend(sc) : v11->closeSend(sc);
+    if (r == ncclSuccess) {
+        r = v6 ? v6->closeRecv(rc) : v11->closeRecv(rc);
+    }
+    if (r == ncclSuccess) {
+        r = v6 ? v6->closeListen(lc) : v11->closeListen(lc);
+    }
+    return r;
+}
+
+/* ---- scenarios --------------------------------------------------------------------------------- */
+
+typedef struct {
+    void* ctx;
+    void* lc;
+    void* sc;
+    void* rc;
+} pair;
+
+static void connect_pair(pair* p) {
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+    memset(handle, 0, sizeof handle);
+    CHECK(p_listen(p->ctx, handle, &p->lc));
+    if (p->lc == NULL) {
+        printf("FAILED listen returned no comm\n");
+        exit(1);
+    }
+    p->sc = p->rc = NULL;
+    for (long spins = 0; p->sc == NULL || p->rc == NULL; spins++) {
+        if (p->sc == NULL) {
+            CHECK(p_connect(p->ctx, handle, &p->sc));
+        }
+        if (p->rc == NULL) {
+            CHECK(p_accept(p->lc, &p->rc));
+        }
+        if (spins > 50000000L) {
+            printf("FAILED connection not established\n");
+            exit(1);
+        }
+    }
+}
+
+static void wait_done(void* req, int* sizes) {
+    int done = 0;
+    for (long spins = 0; !done; spins++) {
+        CHECK(p_test(req, &done, sizes));
+        if (spins > 200000000L) {
+            printf("FAILED request never completed\n");
+            exit(1);
+        }
+    }
+}
+
+/* One message of size bytes, pattern-checked; returns 0 on success. */
+static void transfer(pair* p, char* src, char* dst, void* smh, void* rmh, size_t size, size_t capacity, int seed) {
+    for (size_t i = 0; i < size; i++) {
+        src[i] = (char) (i * 31 + seed);
+    }
+    memset(dst, 0x5a, capacity);
+    void* rreq = NULL;
+    void* data[1] = {dst};
+    size_t sizes[1] = {capacity};
+    int tags[1] = {7};
+    void* mhs[1] = {rmh};
+    for (int i = 0; rreq == NULL; i++) {
+        CHECK(p_irecv(p->rc, 1, data, sizes, tags, mhs, &rreq));
+        if (i > 10000000) {
+            printf("FAILED irecv never accepted\n");
+            exit(1);
+        }
+    }
+    void* sreq = NULL;
+    for (long i = 0; sreq == NULL; i++) {
+        CHECK(p_isend(p->sc, src, size, 7, smh, &sreq));
+        if (sreq == NULL) {
+            int done;
+            CHECK(p_test(rreq, &done, NULL)); /* progress the receiver's clear-to-send */
+            if (done) {
+                printf("FAILED receive completed before its send\n");
+                exit(1);
+            }
+        }
+        if (i > 10000000L) {
+            printf("FAILED isend never accepted\n");
+            exit(1);
+        }
+    }
+    int sent[64] = {0};
+    int received[64] = {0};
+    wait_done(sreq, sent);
+    wait_done(rreq, received);
+    if ((size_t) sent[0] != size || (size_t) received[0] != size) {
+        printf("FAILED sizes: sent %d received %d expected %zu\n", sent[0], received[0], size);
+        exit(1);
+    }
+    for (size_t i = 0; i < size; i++) {
+        if (dst[i] != (char) (i * 31 + seed)) {
+            printf("FAILED byte %zu of %zu differs\n", i, size);
+            exit(1);
+        }
+    }
+}
+
+static void grouped_receive(pair* p, char* src, char* dst, void* smh, void* rmh) {
+    /* Two buffers, tags 1 and 2; sends arrive tag 2 first and still land by tag. */
+    void* data[2] = {dst, dst + 4096};
+    size_t sizes[2] = {4096, 4096};
+    int tags[2] = {1, 2};
+    void* mhs[2] = {rmh, rmh};
+    void* rreq = NULL;
+    while (rreq == NULL) {
+        CHECK(p_irecv(p->rc, 2, data, sizes, tags, mhs, &rreq));
+    }
+    memset(src, 'b', 300);
+    memset(src + 4096, 'a', 100);
+    void* s2 = NULL;
+    void* s1 = NULL;
+    while (s2 == NULL) {
+        CHECK(p_isend(p->sc, src, 300, 2, smh, &s2));
+        int done;
+        if (s2 == NULL) {
+            CHECK(p_test(rreq, &done, NULL));
+        }
+    }
+    while (s1 == NULL) {
+        CHECK(p_isend(p->sc, src + 4096, 100, 1, smh, &s1));
+    }
+    int got[64] = {0};
+    wait_done(s1, NULL);
+    wait_done(s2, NULL);
+    wait_done(rreq, got);
+    if (got[0] != 100 || got[1] != 300 || dst[0] != 'a' || dst[99] != 'a' || dst[4096] != 'b' || dst[4096 + 299] != 'b') {
+        printf("FAILED grouped receive: sizes %d %d\n", got[0], got[1]);
+        exit(1);
+    }
+}
+
+static double now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+static void bench(pair* p, char* src, char* dst, void* smh, void* rmh, long n) {
+    /* test() of a receive no send matches: the bridge's cost plus the transport's poll. */
+    void* data[1] = {dst};
+    size_t sizes[1] = {8};
+    int tags[1] = {7};
+    void* mhs[1] = {rmh};
+    void* rreq = NULL;
+    while (rreq == NULL) {
+        CHECK(p_irecv(p->rc, 1, data, sizes, tags, mhs, &rreq));
+    }
+    int done = 0;
+    for (long i = 0; i < n / 10; i++) {
+        CHECK(p_test(rreq, &done, NULL));
+    }
+    double t0 = now_ns();
+    for (long i = 0; i < n; i++) {
+        CHECK(p_test(rreq, &done, NULL));
+    }
+    double testNs = (now_ns() - t0) / n;
+    void* sreq = NULL;
+    while (sreq == NULL) {
+        CHECK(p_isend(p->sc, src, 8, 7, smh, &sreq));
+    }
+    wait_done(sreq, NULL);
+    wait_done(rreq, NULL);
+
+    /* isend + irecv + tests until both are done, 8 bytes, one after the other. */
+    long warm = n / 10;
+    double start = 0;
+    for (long i = 0; i < n + warm; i++) {
+        if (i == warm) {
+            start = now_ns();
+        }
+        void* r = NULL;
+        void* s = NULL;
+        while (r == NULL) {
+            CHECK(p_irecv(p->rc, 1, data, sizes, tags, mhs, &r));
+        }
+        while (s == NULL) {
+            CHECK(p_isend(p->sc, src, 8, 7, smh, &s));
+            if (s == NULL) {
+                CHECK(p_test(r, &done, NULL));
+            }
+        }
+        wait_done(s, NULL);
+        wait_done(r, NULL);
+    }
+    double pairNs = (now_ns() - start) / n;
+    printf("BENCH test_ns %.1f pair_ns %.1f iterations %ld\n", testNs, pairNs, n);
+}
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init\n", argv[0]);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        printf("FAILED dlopen: %s\n", dlerror());
+        return 1;
+    }
+    for (int v = 12; v >= 6 && version == 0; v--) {
+        char symbol[32];
+        snprintf(symbol, sizeof symbol, "ncclNetPlugin_v%d", v);
+        void* table = dlsym(lib, symbol);
+        if (table != NULL) {
+            version = v;
+            if (v == 6) {
+                v6 = table;
+            } else if (v >= 11) {
+                v11 = table;
+            } else {
+                printf("FAILED the driver speaks v6, v11 and v12; the library's newest is v%d\n", v);
+                return 1;
+            }
+        }
+    }
+    if (version == 0) {
+        printf("FAILED no ncclNetPlugin_vN symbol\n");
+        return 1;
+    }
+    printf("version %d name %s\n", version, v6 ? v6->name : v11->name);
+
+    pair p = {0};
+    if (strcmp(argv[2], "init") == 0) {
+        printf("init %d\n", p_init(&p.ctx, 1));
+        return 0;
+    }
+    CHECK(p_init(&p.ctx, 1));
+    void* second = NULL;
+    if (!v6) {
+        CHECK(p_init(&second, 2)); /* NCCL 2.28+: init per communicator */
+        if (second == NULL || second == p.ctx) {
+            printf("FAILED the second init returned context %p (first %p)\n", second, p.ctx);
+            return 1;
+        }
+    }
+    int ndev = 0;
+    CHECK(p_devices(&ndev));
+    char* name;
+    int maxRecvs;
+    CHECK(p_name(0, &name, &maxRecvs));
+    printf("devices %d dev0 %s maxRecvs %d\n", ndev, name, maxRecvs);
+
+    connect_pair(&p);
+    size_t capacity = 4u << 20;
+    char* src = aligned_alloc(4096, capacity);
+    char* dst = aligned_alloc(4096, capacity);
+    void *smh, *rmh;
+    CHECK(p_regMr(p.sc, src, capacity, &smh));
+    CHECK(p_regMr(p.rc, dst, capacity, &rmh));
+
+    if (strcmp(argv[2], "bench") == 0) {
+        bench(&p, src, dst, smh, rmh, argc > 3 ? atol(argv[3]) : 100000);
+    } else {
+        size_t sizes[] = {0, 1, 8, 1000, 4096, 65536, 1u << 20, 4u << 20};
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            transfer(&p, src, dst, smh, rmh, sizes[i], capacity, (int) i);
+        }
+        if (maxRecvs >= 2) {
+            grouped_receive(&p, src, dst, smh, rmh);
+        }
+        /* Garbage handles get an error, not a crash. */
+        int done;
+        if (p_test((void*) 0x1234, &done, NULL) == ncclSuccess) {
+            printf("FAILED test() of a garbage request succeeded\n");
+            return 1;
+        }
+        printf("transfers ok\n");
+    }
+    CHECK(p_deregMr(p.sc, smh));
+    CHECK(p_deregMr(p.rc, rmh));
+    CHECK(p_close(p.sc, p.rc, p.lc));
+    if (!v6) {
+        CHECK(v11->finalize(second));
+        CHECK(v11->finalize(p.ctx));
+    }
+    free(src);
+    free(dst);
+    printf("OK\n");
+    return 0;
+}

@@ -1,0 +1,135 @@
+package io.jccl.shim;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/**
+ * The shim as NCCL meets it: a C program with no JVM ({@code jccl-shim-driver}, a stand-in for
+ * NCCL) dlopens {@code libnccl-net.so}, takes the newest {@code ncclNetPlugin_vN} and calls it. The
+ * shim must start a JVM itself, run JcclSocket, and fail cleanly, with one WARN line naming the
+ * variable to set, when it cannot.
+ *
+ * <p>If this fails, the driver's output is in the assertion message; run the driver by hand with the
+ * same variables ({@code target/native/jccl-shim-driver target/native/libnccl-net.so exchange}).
+ */
+class ShimProcessTest {
+    private static final String JAVA_HOME = System.getProperty("java.home");
+
+    private record Run(int exitCode, String output) {
+        List<String> warnings() {
+            List<String> w = new ArrayList<>();
+            for (String line : output.split("\n")) {
+                if (line.startsWith("LOG 2 ")) {
+                    w.add(line.substring(6));
+                }
+            }
+            return w;
+        }
+    }
+
+    private static Run driver(Map<String, String> variables, String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>();
+        command.add(ShimLibrary.driver().toString());
+        command.add(ShimLibrary.library().toString());
+        command.addAll(List.of(args));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        Map<String, String> env = pb.environment();
+        env.keySet().removeIf(k -> k.startsWith("JCCL_") || k.startsWith("NCCL_") || k.equals("JAVA_HOME")
+                || k.equals("LD_LIBRARY_PATH"));
+        Map<String, String> defaults = new HashMap<>();
+        defaults.put("JCCL_JAVA_HOME", JAVA_HOME);
+        defaults.put("JCCL_SHIM_CLASSPATH", ShimLibrary.classPath());
+        defaults.putAll(variables);
+        defaults.forEach((k, v) -> {
+            if (v != null) {
+                env.put(k, v);
+            }
+        });
+        Process p = pb.start();
+        if (!p.waitFor(120, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            fail("the driver did not finish within 120 s: " + new String(p.getInputStream().readAllBytes(),
+                    StandardCharsets.UTF_8));
+        }
+        return new Run(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+    }
+
+    @ParameterizedTest(name = "newest exported: v{0}")
+    @ValueSource(ints = {6, 11, 12})
+    void startsAJvmAndMovesDataForACProgram(int maxVersion) throws Exception {
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_MAX_API_VERSION, Integer.toString(maxVersion)), "exchange");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().startsWith("version " + maxVersion + " name JcclSocket"), run.output());
+        assertTrue(run.output().contains("transfers ok") && run.output().endsWith("OK\n"), run.output());
+    }
+
+    @Test
+    void withoutAJdkInitFailsWithOneWarningThatNamesTheVariable() throws Exception {
+        Map<String, String> none = new HashMap<>();
+        none.put("JCCL_JAVA_HOME", null);
+        Run run = driver(none, "init");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().contains("init 2\n"), "ncclSystemError expected: " + run.output());
+        assertEquals(1, run.warnings().size(), run.output());
+        String warning = run.warnings().get(0);
+        assertTrue(warning.contains("set JCCL_JAVA_HOME to a JDK 22 or newer"), warning);
+        assertTrue(warning.contains("JAVA_HOME unset"), warning);
+    }
+
+    @Test
+    void aJavaHomeTooOldForFfmIsNamed() throws Exception {
+        Path old = Path.of("/usr/lib/jvm/java-17-openjdk-amd64");
+        Map<String, String> vars = new HashMap<>();
+        vars.put("JCCL_JAVA_HOME", "/nonexistent/jdk");
+        Run wrongHome = driver(vars, "init");
+        assertTrue(wrongHome.output().contains("init 2\n"), wrongHome.output());
+        assertTrue(wrongHome.warnings().get(0).contains("JCCL_JAVA_HOME=/nonexistent/jdk"), wrongHome.output());
+        if (old.resolve("release").toFile().isFile()) {
+            vars.put("JCCL_JAVA_HOME", null);
+            vars.put("JAVA_HOME", old.toString());
+            Run tooOld = driver(vars, "init");
+            assertTrue(tooOld.warnings().get(0).contains("JAVA_HOME=" + old + " is JDK 17"), tooOld.output());
+        }
+    }
+
+    @Test
+    void anUnknownTransportNameFailsInitWithTheNamesAvailable() throws Exception {
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_NET, "NoSuchTransport"), "init");
+        assertTrue(run.output().startsWith("version 12 name NoSuchTransport"), run.output());
+        assertTrue(run.output().contains("init 5\n"), "ncclInvalidUsage expected: " + run.output());
+        String all = String.join("\n", run.warnings());
+        assertTrue(all.contains("no Java transport named NoSuchTransport") && all.contains("JcclSocket")
+                && all.contains("JCCL_SHIM_NET"), run.output());
+    }
+
+    @Test
+    void aClassPathWithoutJcclNamesTheVariable() throws Exception {
+        Run run = driver(Map.of("JCCL_SHIM_CLASSPATH", "/nonexistent.jar"), "init");
+        assertTrue(run.output().contains("init 2\n"), run.output());
+        assertEquals(1, run.warnings().size(), run.output());
+        assertTrue(run.warnings().get(0).contains("JCCL_SHIM_CLASSPATH"), run.output());
+    }
+
+    @Test
+    void ncclNetNamingNcclsOwnTransportLeavesTheShimItsDefaultName() throws Exception {
+        Run socket = driver(Map.of("NCCL_NET", "Socket"), "init");
+        assertTrue(socket.output().startsWith("version 12 name JcclSocket"), socket.output());
+        Run named = driver(Map.of("NCCL_NET", "JcclSocket"), "init");
+        assertTrue(named.output().startsWith("version 12 name JcclSocket") && named.output().contains("init 0\n"),
+                named.output());
+    }
+}
