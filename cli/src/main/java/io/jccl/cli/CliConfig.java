@@ -11,8 +11,9 @@ public final class CliConfig {
     }
 
     @EnvVar(defaultValue = "",
-            description = "JDK (22 or newer) that bin/jccl runs; unset: JAVA_HOME if it is 22+, else the newest "
-                    + "JDK 22+ under JCCL_JDK_SEARCH_DIRS.")
+            description = "JDK (22 or newer) that bin/jccl runs, and whose libjvm the native shim starts; unset: "
+                    + "JAVA_HOME if it is 22+, else the newest JDK 22+ under JCCL_JDK_SEARCH_DIRS (bin/jccl) or "
+                    + "libjvm.so on the library path (shim).")
     public static final String JCCL_JAVA_HOME = "JCCL_JAVA_HOME";
 
     @EnvVar(defaultValue = "/usr/lib/jvm:~/.sdkman/candidates/java:~/.jdks:/opt/java",

@@ -1,5 +1,8 @@
 package io.jccl.cli;
 
+import io.jccl.nativenet.NativeCollNetPlugin;
+import io.jccl.nativenet.NativeNetPlugin;
+import io.jccl.nativenet.NativePluginSource;
 import io.jccl.spi.CollNetPlugin;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetLogger;
@@ -18,8 +21,11 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.security.CodeSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -30,8 +36,9 @@ import java.util.function.Supplier;
  */
 @Command(name = "plugins",
         mixinStandardHelpOptions = true,
-        description = {"Lists every transport found (ServiceLoader, class path and module path), "
-                + "initialises it and prints its devices and their properties, like ibv_devinfo.",
+        description = {"Lists every transport found (ServiceLoader, class path and module path, the native "
+                + "plugins of NCCL_NET_PLUGIN and of --plugin), initialises it and prints its devices and their "
+                + "properties, like ibv_devinfo.",
                 "Exit status: 0 if at least one transport is usable, 1 if none is."})
 final class PluginsCommand implements Callable<Integer> {
 
@@ -39,26 +46,44 @@ final class PluginsCommand implements Callable<Integer> {
             description = "Show only the transport of this name (case-insensitive).")
     private String only;
 
+    @Option(names = "--plugin", paramLabel = "PATH",
+            description = "Also load this native ncclNet/ncclCollNet plugin library (a path, or a name as in "
+                    + "NCCL_NET_PLUGIN); repeatable.")
+    private List<String> nativePlugins = new ArrayList<>();
+
     @Spec
     private CommandSpec spec;
 
-    private final Supplier<NetPluginDiscovery> discovery;
+    private final Function<List<String>, NetPluginDiscovery> discovery;
     private final Supplier<NetLogger> logger;
 
     PluginsCommand() {
-        this(NetPluginDiscovery::load, DebugLogger::fromEnvironment);
+        this(PluginsCommand::discover, DebugLogger::fromEnvironment);
     }
 
     PluginsCommand(Supplier<NetPluginDiscovery> discovery, Supplier<NetLogger> logger) {
+        this(paths -> paths.isEmpty() ? discovery.get() : discover(paths), logger);
+    }
+
+    private PluginsCommand(Function<List<String>, NetPluginDiscovery> discovery, Supplier<NetLogger> logger) {
         this.discovery = discovery;
         this.logger = logger;
+    }
+
+    /** ServiceLoader's transports (NCCL_NET_PLUGIN's native ones among them), after the libraries given. */
+    private static NetPluginDiscovery discover(List<String> nativeLibraries) {
+        NetPluginDiscovery.Builder b = NetPluginDiscovery.builder();
+        if (!nativeLibraries.isEmpty()) {
+            b.addSource(NativePluginSource.of(nativeLibraries));
+        }
+        return b.serviceLoader(Thread.currentThread().getContextClassLoader()).build();
     }
 
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         NetLogger log = logger.get();
-        NetPluginDiscovery found = discovery.get();
+        NetPluginDiscovery found = discovery.apply(nativePlugins);
         int usable = 0;
         int shown = 0;
         for (NetPlugin plugin : found.netPlugins()) {
@@ -113,7 +138,10 @@ final class PluginsCommand implements Callable<Integer> {
     }
 
     private static boolean printNet(PrintWriter out, NetPlugin plugin, NetLogger log) {
-        return print(out, plugin.name(), "ncclNet " + NetPlugin.API_VERSION.name().toLowerCase(Locale.ROOT), plugin,
+        String kind = plugin instanceof NativeNetPlugin n
+                ? "ncclNet v" + n.apiVersion().number() + " (native plugin)"
+                : "ncclNet " + NetPlugin.API_VERSION.name().toLowerCase(Locale.ROOT);
+        return print(out, plugin.name(), kind, plugin,
                 new Probe() {
                     public void init() throws NetException {
                         plugin.init(log);
@@ -130,8 +158,10 @@ final class PluginsCommand implements Callable<Integer> {
     }
 
     private static boolean printCollNet(PrintWriter out, CollNetPlugin plugin, NetLogger log) {
-        return print(out, plugin.name(), "ncclCollNet " + CollNetPlugin.API_VERSION.name().toLowerCase(Locale.ROOT),
-                plugin, new Probe() {
+        String kind = plugin instanceof NativeCollNetPlugin n
+                ? "ncclCollNet v" + n.apiVersion().number() + " (native plugin)"
+                : "ncclCollNet " + CollNetPlugin.API_VERSION.name().toLowerCase(Locale.ROOT);
+        return print(out, plugin.name(), kind, plugin, new Probe() {
                     public void init() throws NetException {
                         plugin.init(log);
                     }
@@ -169,7 +199,8 @@ final class PluginsCommand implements Callable<Integer> {
         out.println("transport:\t" + name);
         field(out, 1, "kind", kind);
         field(out, 1, "class", plugin.getClass().getName());
-        field(out, 1, "from", origin(plugin.getClass()));
+        field(out, 1, "from", plugin instanceof NativeNetPlugin n ? n.library().file()
+                : plugin instanceof NativeCollNetPlugin c ? c.library().file() : origin(plugin.getClass()));
     }
 
     private static void printDevice(PrintWriter out, int dev, NetProperties p) {
