@@ -1,6 +1,9 @@
 package io.jccl.cli;
 
+import io.jccl.bench.BridgeBenchmark;
 import io.jccl.bench.IoEngineComparison;
+import io.jccl.nativenet.NativeNetPlugin;
+import io.jccl.nativenet.NativePluginLibrary;
 import io.jccl.bench.NetBenchmark;
 import io.jccl.bench.RawSocketBaseline;
 import io.jccl.spi.NetException;
@@ -14,9 +17,12 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
@@ -24,7 +30,7 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks with a baseline measured in the same run.",
-        subcommands = {BenchCommand.Net.class, BenchCommand.IoEngines.class})
+        subcommands = {BenchCommand.Net.class, BenchCommand.IoEngines.class, BenchCommand.Bridge.class})
 final class BenchCommand {
 
     /** {@code jccl bench net}: one connection of a transport against a raw TCP socket pair. */
@@ -164,6 +170,95 @@ final class BenchCommand {
                         rawLat, nioLat, nettyLat);
             }
             return 0;
+        }
+    }
+
+    /** {@code jccl bench bridge}: what a call costs through the native shim, against the same call in Java. */
+    @Command(name = "bridge", mixinStandardHelpOptions = true,
+            description = {"Per-call cost of the native shim: test() of a pending receive, iflush() of host memory "
+                    + "(no work for the transport) and an 8-byte isend/irecv/test round, on one transport, made "
+                    + "directly in Java (the baseline), from C as NCCL makes them (the shim's C driver, in its own "
+                    + "process and JVM), and from Java through the native host and the shim (two crossings).",
+                    "Best of --repeat runs, in the same run."})
+    static final class Bridge implements Callable<Integer> {
+        @Option(names = "--net", paramLabel = "NAME", defaultValue = "JcclSocket",
+                description = "Java transport (default: ${DEFAULT-VALUE}); the shim runs the same one.")
+        String name;
+
+        @Option(names = "--library", paramLabel = "PATH",
+                description = "The shim (default: libnccl-net.so beside the launcher's jars).")
+        Path library;
+
+        @Option(names = "--driver", paramLabel = "PATH",
+                description = "The shim's C driver, jccl-shim-driver (plugins/shim/target/native); without it the C "
+                        + "column is left out.")
+        Path driver;
+
+        @Option(names = "--iterations", defaultValue = "200000", description = "Calls per figure (default: ${DEFAULT-VALUE}).")
+        long iterations;
+
+        @Option(names = "--repeat", defaultValue = "3", description = "Runs per path; the best is kept (default: ${DEFAULT-VALUE}).")
+        int repeat;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            Path lib = library != null ? library.toAbsolutePath() : besideJars("libnccl-net.so");
+            NetPlugin direct = NetPluginDiscovery.load().netPlugins().stream()
+                    .filter(p -> p.name().equalsIgnoreCase(name) && !(p instanceof NativeNetPlugin)).findFirst()
+                    .orElseThrow(() -> NetException.invalidUsage("no Java transport named " + name));
+            direct.init(DebugLogger.fromEnvironment());
+            NativeNetPlugin bridged = NativePluginLibrary.open(lib.toString()).netPlugin()
+                    .orElseThrow(() -> NetException.invalidUsage(lib + " exports no ncclNet"));
+            if (!bridged.name().equalsIgnoreCase(name)) {
+                throw NetException.invalidUsage(lib + " exports " + bridged.name() + " in this process; start it with "
+                        + "JCCL_SHIM_NET=" + name);
+            }
+            bridged.init(DebugLogger.fromEnvironment());
+            BridgeBenchmark.Costs javaCosts = null;
+            BridgeBenchmark.Costs hostCosts = null;
+            BridgeBenchmark.Costs driverCosts = null;
+            for (int r = 0; r < repeat; r++) {
+                javaCosts = BridgeBenchmark.measure(direct, iterations).best(javaCosts);
+                hostCosts = BridgeBenchmark.measure(bridged, iterations).best(hostCosts);
+                if (driver != null) {
+                    // The driver starts its own JVM through the shim: this JVM's JDK unless one is configured.
+                    String jdk = Env.get("JCCL_JAVA_HOME", System.getProperty("java.home"));
+                    driverCosts = BridgeBenchmark.fromDriver(driver, lib, iterations,
+                            Map.of("JCCL_SHIM_NET", name, "JCCL_JAVA_HOME", jdk)).best(driverCosts);
+                }
+            }
+            out.printf(Locale.ROOT, "# %s, loopback, one thread; best of 5 rounds of %d calls (pairs: %d), best of %d "
+                    + "runs, same run; ns per call%n", name, iterations, Math.max(1, iterations / 10), repeat);
+            out.printf(Locale.ROOT, "# %-44s %12s %12s %16s%n", "path", "test()", "iflush()", "isend+irecv+test");
+            row(out, "Java -> " + name + " (baseline)", javaCosts, null);
+            if (driverCosts != null) {
+                row(out, "C, as NCCL -> shim -> " + name, driverCosts, javaCosts);
+            }
+            row(out, "Java -> native host -> shim -> " + name, hostCosts, javaCosts);
+            out.println("# the shim's own cost per call is the C row minus the baseline; iflush() isolates it "
+                    + "(the transport does nothing there)");
+            bridged.close();
+            direct.close();
+            return 0;
+        }
+
+        private static void row(PrintWriter out, String path, BridgeBenchmark.Costs c, BridgeBenchmark.Costs base) {
+            out.printf(Locale.ROOT, "  %-44s %12.1f %12.1f %16.1f%s%n", path, c.testNs(), c.iflushNs(), c.pairNs(),
+                    base == null ? "" : String.format(Locale.ROOT, "   (+%.0f, +%.0f, +%.0f)", c.testNs() - base.testNs(),
+                            c.iflushNs() - base.iflushNs(), c.pairNs() - base.pairNs()));
+        }
+
+        private static Path besideJars(String file) throws Exception {
+            Path jar = Path.of(NativePluginLibrary.class.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path candidate = (Files.isDirectory(jar) ? jar : jar.getParent()).resolve(file);
+            if (!Files.isRegularFile(candidate)) {
+                throw NetException.invalidUsage("no " + file + " beside " + jar + "; pass --library");
+            }
+            return candidate;
         }
     }
 }
