@@ -270,11 +270,16 @@ public abstract class NetPluginTck {
         conn().acceptedConnectionsOutliveTheListenComm();
     }
 
-    /** Connecting to a listener that was closed fails with a NetException within the connect timeout. */
+    /**
+     * Connecting to a listener that was closed fails with a NetException within the connect
+     * timeout: at connect, or, for a transport that connects lazily, at the first send.
+     */
     @Test
-    @TckRule(id = "conn.8", level = REQUIRED, hint = "a refused or reset connection must become a NetException after a "
-            + "bounded number of retries, not an endless null.")
-    void required_conn_8_connectToAClosedListenerFails() throws Exception {
+    @TckRule(id = "conn.8", level = OPTIONAL, hint = "a refused connection must become a NetException after a bounded "
+            + "number of retries, not an endless null. NCCL's own socket transport retries for about a minute "
+            + "(NCCL_SOCKET_RETRY_CNT x NCCL_SOCKET_RETRY_SLEEP_MSEC); shorten such retries below "
+            + "JCCL_TCK_CONNECT_TIMEOUT_MS for this rule.")
+    void optional_conn_8_connectToAClosedListenerFails() throws Exception {
         conn().connectToClosedListenerFails();
     }
 
@@ -289,7 +294,10 @@ public abstract class NetPluginTck {
     // ---------------------------------------------------------------------------------------------
     // xfer: data transfer (spec 5.8 to 5.12, 5.16)
 
-    /** 64 messages of random sizes, eight in flight, arrive in posting order, every byte checked. */
+    /**
+     * 64 messages, small and large in turn, eight in flight into receives of one slot size, arrive
+     * in posting order, every byte checked.
+     */
     @Test
     @TckRule(id = "xfer.1", level = REQUIRED, hint = "sends and receives on a connection match in posting order (spec "
             + "5.10); with several in flight, transports that spread messages over sockets, QPs or threads must "

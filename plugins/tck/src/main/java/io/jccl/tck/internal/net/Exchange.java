@@ -230,15 +230,8 @@ public final class Exchange {
                 peakSends = Math.max(peakSends, nextSend - lowSend);
                 progress = true;
             }
-            for (int j = lowRecv; j < nextRecv; j++) {
-                if (!recvDone[j] && testRecv(j)) {
-                    recvDone[j] = true;
-                    progress = true;
-                }
-            }
-            while (lowRecv < nextRecv && recvDone[lowRecv]) {
-                lowRecv++;
-            }
+            // Sends first: by the time a receive is tested, later messages may have arrived too, which
+            // is when a transport that completes receives out of order gives itself away.
             for (int j = lowSend; j < nextSend; j++) {
                 if (!sendDone[j] && testSend(j)) {
                     sendDone[j] = true;
@@ -247,6 +240,15 @@ public final class Exchange {
             }
             while (lowSend < nextSend && sendDone[lowSend]) {
                 lowSend++;
+            }
+            for (int j = lowRecv; j < nextRecv; j++) {
+                if (!recvDone[j] && testRecv(j)) {
+                    recvDone[j] = true;
+                    progress = true;
+                }
+            }
+            while (lowRecv < nextRecv && recvDone[lowRecv]) {
+                lowRecv++;
             }
             return progress;
         }

@@ -34,11 +34,17 @@ public final class TransferChecks {
         return (int) r.nextLong(max + 1);
     }
 
+    /**
+     * Receives of one fixed size, as NCCL posts its slots, and messages alternating between small
+     * (inline-sized) and large (chunked) ones: the mix where one kind overtakes the other.
+     */
     public void messagesArriveInOrder() throws NetException {
         SplittableRandom r = kit.random("xfer.1");
+        long slot = 256 << 10;
         List<Message> msgs = new ArrayList<>();
         for (int i = 0; i < 64; i++) {
-            msgs.add(Message.exact(randomSize(r, 64 << 10)));
+            long size = i % 2 == 0 ? randomSize(r, 1024) : (64 << 10) + randomSize(r, slot - (64 << 10));
+            msgs.add(new Message(size, slot));
         }
         try (Link link = kit.connect()) {
             new Exchange(kit, "xfer.1").add(link, msgs, 8).run();
@@ -284,10 +290,11 @@ public final class TransferChecks {
             for (MemoryHandle h : alive) {
                 plugin.deregMr(link.send(), h);
             }
-            // One registration of each whole buffer; sends and receives at odd offsets inside them.
+            // One registration of each whole buffer; sends and receives at odd offsets inside them
+            // (send offset, receive offset, size; the ranges do not overlap).
             MemoryHandle smh = link.registerSend(sendBuf);
             MemoryHandle rmh = link.registerRecv(recvBuf);
-            long[][] cases = {{1, 3, 1000}, {7, 11, 65_537}, {4093, 4097, 3}, {size - 5, size - 5, 5}};
+            long[][] cases = {{1, 3, 1000}, {1025, 1029, 65_537}, {70_001, 70_003, 3}, {size - 5, size - 5, 5}};
             Batch b = kit.batch();
             for (int i = 0; i < cases.length; i++) {
                 long[] c = cases[i];
