@@ -335,7 +335,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.5", level = REQUIRED, hint = "request pools and completion rings must hold "
             + "NetPlugin.MAX_REQUESTS (32) per comm; v6-era plugins sized them for 8 and lose or refuse the rest.")
-    void required_xfer_5_theSpecsRequestsInFlight() throws Exception {
+    void required_xfer_5_maxRequestsInFlight() throws Exception {
         xfer().maxRequestsInFlight();
     }
 
