@@ -7,8 +7,9 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * Reads and writes one element of any {@link DataType} as a {@code double}, so the kit can build
- * inputs and check reductions for every type with one code path. Exact for the small integers the
- * kit uses (|v| &lt;= 16), which every type, fp8 included, represents exactly.
+ * inputs and check reductions for every type with one code path. Exact for the values the kit
+ * uses: integers up to 8 in magnitude and powers of two up to 16, which every type, fp8 e5m2
+ * included, represents exactly.
  */
 public final class ElementCodec {
     private static final ValueLayout.OfShort U16 = ValueLayout.JAVA_SHORT_UNALIGNED;
