@@ -2,6 +2,7 @@ package io.jccl.tck.internal.net;
 
 import io.jccl.tck.PeerTransport;
 import io.jccl.tck.internal.Deadline;
+import io.jccl.tck.peer.PeerMain;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -71,9 +72,26 @@ public final class PeerProcess implements AutoCloseable {
                 cmd.add("-D" + k + "=" + e.getValue());
             }
         }
-        cmd.add("-cp");
-        cmd.add(System.getProperty("java.class.path"));
-        cmd.add("io.jccl.tck.peer.PeerMain");
+        // The peer sees what this JVM sees: its class path, and its module path when the kit runs as a module.
+        String classPath = System.getProperty("java.class.path", "");
+        if (!classPath.isEmpty()) {
+            cmd.add("-cp");
+            cmd.add(classPath);
+        }
+        String modulePath = System.getProperty("jdk.module.path");
+        if (modulePath != null && !modulePath.isEmpty()) {
+            cmd.add("-p");
+            cmd.add(modulePath);
+            cmd.add("--add-modules");
+            cmd.add("ALL-MODULE-PATH");
+        }
+        Module kit = PeerMain.class.getModule();
+        if (kit.isNamed()) {
+            cmd.add("-m");
+            cmd.add(kit.getName() + "/" + PeerMain.class.getName());
+        } else {
+            cmd.add(PeerMain.class.getName());
+        }
         cmd.add(transport.spec());
         Path err = Files.createTempFile("jccl-tck-peer-", ".log");
         Process p = new ProcessBuilder(cmd).redirectError(err.toFile()).start();
