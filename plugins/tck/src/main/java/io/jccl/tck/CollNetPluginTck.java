@@ -2,7 +2,6 @@ package io.jccl.tck;
 
 import io.jccl.spi.CollNetPlugin;
 import io.jccl.spi.config.Env;
-import io.jccl.spi.log.DebugLogger;
 import io.jccl.tck.internal.RecordingLogger;
 import io.jccl.tck.internal.collnet.CollChecks;
 import io.jccl.tck.internal.collnet.CollKit;
@@ -78,7 +77,7 @@ public abstract class CollNetPluginTck {
     @BeforeAll
     final void setUpTransportUnderTest() throws Exception {
         settings = settings();
-        logger = new RecordingLogger(DebugLogger.fromEnvironment("[tck]"));
+        logger = RecordingLogger.forKit();
         plugin = createPlugin();
         Assumptions.assumeTrue(plugin != null, "no CollNet transport given");
         plugin.init(logger);

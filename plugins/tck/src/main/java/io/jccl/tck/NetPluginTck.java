@@ -2,7 +2,6 @@ package io.jccl.tck;
 
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.config.Env;
-import io.jccl.spi.log.DebugLogger;
 import io.jccl.tck.internal.RecordingLogger;
 import io.jccl.tck.internal.net.ConnectionChecks;
 import io.jccl.tck.internal.net.FaultChecks;
@@ -51,6 +50,8 @@ import static io.jccl.tck.RuleLevel.REQUIRED;
  *
  * <p>Timeouts and sizes come from {@link #settings()} (by default the {@link TckConfig}
  * variables); a slow transport raises {@code JCCL_TCK_TIMEOUT_SCALE} rather than editing rules.
+ * A failed rule's message carries the rule's id, its hint and the transport's log lines of that
+ * rule; set {@code NCCL_DEBUG} to see the transport's log as it runs.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(RuleOrder.class)
@@ -113,7 +114,7 @@ public abstract class NetPluginTck {
     @BeforeAll
     final void setUpTransportUnderTest() throws Exception {
         settings = settings();
-        logger = new RecordingLogger(DebugLogger.fromEnvironment("[tck]"));
+        logger = RecordingLogger.forKit();
         plugin = createPlugin();
         if (plugin == null) {
             throw new IllegalStateException(getClass().getName() + ".createPlugin() returned null");

@@ -2,6 +2,9 @@ package io.jccl.tck.internal;
 
 import io.jccl.spi.LogLevel;
 import io.jccl.spi.NetLogger;
+import io.jccl.spi.config.Env;
+import io.jccl.spi.config.SpiConfig;
+import io.jccl.spi.log.DebugLogger;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -9,8 +12,7 @@ import java.util.List;
 
 /**
  * The logger the kit hands to {@code init}: it keeps the transport's recent lines so that a failed
- * rule can show what the transport logged meanwhile, and forwards every line to the logger
- * configured by {@code NCCL_DEBUG}.
+ * rule can show what the transport logged meanwhile, and forwards every line to another logger.
  */
 public final class RecordingLogger implements NetLogger {
     private static final int KEEP = 200;
@@ -21,6 +23,15 @@ public final class RecordingLogger implements NetLogger {
 
     public RecordingLogger(NetLogger forward) {
         this.forward = forward;
+    }
+
+    /**
+     * @return the kit's logger: it keeps every line for failure messages, and prints them as
+     *         {@code NCCL_DEBUG} says only when {@code NCCL_DEBUG} is set, so that the warnings the
+     *         fault rules provoke on purpose do not clutter a passing run
+     */
+    public static RecordingLogger forKit() {
+        return new RecordingLogger(Env.isSet(SpiConfig.NCCL_DEBUG) ? DebugLogger.fromEnvironment("[tck]") : NetLogger.noop());
     }
 
     @Override
