@@ -100,7 +100,7 @@ public abstract class CollNetPluginTck {
     @TckRule(id = "coll.1", level = REQUIRED, hint = "init must be idempotent; devices() >= 0 (0 turns CollNet off "
             + "without failing); properties as for ncclNet (unique names, speed > 0, maxComms and maxRecvs >= 1, "
             + "HOST in ptrSupport).")
-    void required_coll_1_initTwiceAndSaneProperties() throws Exception {
+    public void required_coll_1_initTwiceAndSaneProperties() throws Exception {
         coll().initTwiceAndProperties(logger);
     }
 
@@ -108,7 +108,7 @@ public abstract class CollNetPluginTck {
     @Test
     @TckRule(id = "coll.2", level = REQUIRED, hint = "reduceSupport must answer true or false for every data type and "
             + "sum/prod/max/min, without throwing; NCCL asks on every head rank and needs the same answer everywhere.")
-    void required_coll_2_reduceSupportAnswersEveryPair() throws Exception {
+    public void required_coll_2_reduceSupportAnswersEveryPair() throws Exception {
         coll().reduceSupportAnswers();
     }
 
@@ -116,7 +116,7 @@ public abstract class CollNetPluginTck {
     @Test
     @TckRule(id = "coll.3", level = REQUIRED, hint = "connect is a blocking collective: it returns on every rank once "
             + "all ranks of the handles array have joined; ranks of one process share the plugin instance.")
-    void required_coll_3_groupsOfTwoToFourRanksConnect() throws Exception {
+    public void required_coll_3_groupsOfTwoToFourRanksConnect() throws Exception {
         coll().groupsConnect();
     }
 
@@ -128,7 +128,7 @@ public abstract class CollNetPluginTck {
     @TckRule(id = "coll.4", level = REQUIRED, hint = "reduceSupport must tell the truth: every pair it accepts must "
             + "reduce correctly for counts 0, 1, odd and large, in place too (the tail of odd counts, chunk "
             + "boundaries, unsigned and 8/16-bit float arithmetic).")
-    void required_coll_4_iallreduceIsCorrectForEverySupportedPair() throws Exception {
+    public void required_coll_4_iallreduceIsCorrectForEverySupportedPair() throws Exception {
         coll().allreduceIsCorrect();
     }
 
@@ -136,7 +136,7 @@ public abstract class CollNetPluginTck {
     @Test
     @TckRule(id = "coll.5", level = REQUIRED, hint = "iallreduce must check the pair against the same table "
             + "reduceSupport reads and throw NetException.invalidArgument, before starting anything.")
-    void required_coll_5_unsupportedPairsAreRefused() throws Exception {
+    public void required_coll_5_unsupportedPairsAreRefused() throws Exception {
         coll().unsupportedPairsRefused();
     }
 
@@ -144,7 +144,7 @@ public abstract class CollNetPluginTck {
     @Test
     @TckRule(id = "coll.6", level = REQUIRED, hint = "deregMr must look the handle up among the comm's registrations "
             + "and throw NetException.invalidArgument for anything else.")
-    void required_coll_6_deregOfAnUnknownHandleIsAnError() throws Exception {
+    public void required_coll_6_deregOfAnUnknownHandleIsAnError() throws Exception {
         coll().deregOfUnknownHandleIsAnError();
     }
 
@@ -152,7 +152,7 @@ public abstract class CollNetPluginTck {
     @Test
     @TckRule(id = "coll.7", level = REQUIRED, hint = "closeColl must be safe with requests in flight, and the other "
             + "ranks must learn that the rank is gone (EOF, a failed completion) and fail their requests.")
-    void required_coll_7_closeWithRequestsInFlightFailsTheOtherRanks() throws Exception {
+    public void required_coll_7_closeWithRequestsInFlightFailsTheOtherRanks() throws Exception {
         coll().closeWithRequestsInFlight();
     }
 }

@@ -29,21 +29,32 @@ public record ConformanceRule(String id, RuleLevel level, String title, String h
             .thenComparingInt(ConformanceRule::number)
             .thenComparing(ConformanceRule::id);
 
-    /** @return the rule a method declares, if it carries {@link TckRule} */
+    /**
+     * @return the rule a method declares, if it or the kit method it overrides carries
+     *         {@link TckRule} (a vendor may override a rule, e.g. to skip it with a reason)
+     */
     public static Optional<ConformanceRule> of(Method method) {
         TckRule rule = method.getAnnotation(TckRule.class);
+        for (Class<?> c = method.getDeclaringClass().getSuperclass(); rule == null && c != null; c = c.getSuperclass()) {
+            try {
+                rule = c.getDeclaredMethod(method.getName(), method.getParameterTypes()).getAnnotation(TckRule.class);
+            } catch (NoSuchMethodException e) {
+                // Not declared at this level; look further up.
+            }
+        }
         if (rule == null) {
             return Optional.empty();
         }
         return Optional.of(new ConformanceRule(rule.id(), rule.level(), titleOf(method.getName()), rule.hint(), method));
     }
 
-    /** @return every rule of a kit class and its superclasses, in run order */
+    /** @return every rule of a kit class and its superclasses, in run order, each once */
     public static List<ConformanceRule> all(Class<?> kitClass) {
         List<ConformanceRule> rules = new ArrayList<>();
+        java.util.Set<String> seen = new java.util.HashSet<>();
         for (Class<?> c = kitClass; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Method m : c.getDeclaredMethods()) {
-                of(m).ifPresent(rules::add);
+                of(m).filter(r -> seen.add(r.id())).ifPresent(rules::add);
             }
         }
         rules.sort(ORDER);

@@ -43,6 +43,9 @@ import static io.jccl.tck.RuleLevel.REQUIRED;
  * Rule {@code fault.2} also starts a second JVM (same class path) that holds the other end and is
  * then killed.
  *
+ * <p>Rule methods are public so that a kit class can override one, for instance to skip a rule
+ * that does not apply with {@code Assumptions.abort("why")}; the override keeps the rule's id.
+ *
  * <p>Rules whose capability the transport lacks (grouped receives where maxRecvs = 1, a TCP
  * listener for the stray-connection rule) are skipped with the reason, not failed. A transport
  * that cannot run here (hardware missing) should be skipped as a whole from
@@ -154,7 +157,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "life.1", level = REQUIRED, hint = "init must be idempotent: a second call keeps what the first found "
             + "(set discovery results once; do not reopen devices or reset tables). NCCL 2.28+ calls init once per "
             + "communicator.")
-    void required_life_1_initMayBeCalledTwice() throws Exception {
+    public void required_life_1_initMayBeCalledTwice() throws Exception {
         life().initTwice(logger);
     }
 
@@ -162,7 +165,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "life.2", level = REQUIRED, hint = "devices() after init; with no usable device init itself must "
             + "throw, so that NCCL falls back to the next network (spec 5.3).")
-    void required_life_2_devicesAtLeastOne() throws Exception {
+    public void required_life_2_devicesAtLeastOne() throws Exception {
         life().devicesAtLeastOne();
     }
 
@@ -170,7 +173,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "life.3", level = REQUIRED, hint = "getProperties(dev).name(): NCCL keys its topology by it; include "
             + "the port or index (e.g. mlx5_0:1, eth0).")
-    void required_life_3_deviceNamesAreUnique() throws Exception {
+    public void required_life_3_deviceNamesAreUnique() throws Exception {
         life().deviceNamesUnique();
     }
 
@@ -179,7 +182,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "life.4", level = REQUIRED, hint = "speedMbps is in Mbps (100000 = 100 Gb/s) and > 0; maxComms and "
             + "maxRecvs >= 1; latency >= 0; maxP2pBytes and maxCollBytes in (0, 1 TiB]. NetProperties.builder(name) "
             + "starts from NCCL's defaults.")
-    void required_life_4_propertiesAreSane() throws Exception {
+    public void required_life_4_propertiesAreSane() throws Exception {
         life().propertiesInRange();
     }
 
@@ -187,7 +190,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "life.5", level = REQUIRED, hint = "ptrSupport = PointerType.maskOf(HOST, ...): HOST is mandatory, "
             + "CUDA only with GPUDirect, DMABUF only with regMrDmaBuf.")
-    void required_life_5_ptrSupportIncludesHost() throws Exception {
+    public void required_life_5_ptrSupportIncludesHost() throws Exception {
         life().hostPointers();
     }
 
@@ -195,7 +198,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "life.6", level = OPTIONAL, hint = "the bounds check in getProperties: throw "
             + "NetException.invalidArgument for dev < 0 or dev >= devices().")
-    void optional_life_6_propertiesOfAnUnknownDeviceAreRefused() throws Exception {
+    public void optional_life_6_propertiesOfAnUnknownDeviceAreRefused() throws Exception {
         life().propertiesOutOfRange();
     }
 
@@ -203,7 +206,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "life.7", level = REQUIRED, hint = "name() returns a constant without spaces, other than 'IB' and "
             + "'Socket' (NCCL's internal transports, which NCCL_NET would pick instead).")
-    void required_life_7_nameIsAStableToken() throws Exception {
+    public void required_life_7_nameIsAStableToken() throws Exception {
         life().nameIsUsable();
     }
 
@@ -215,7 +218,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "conn.1", level = REQUIRED, hint = "listen must bind and return at once (no accept loop, no lookups "
             + "that can hang) and write its address and secret into the handle; two listen comms need different "
             + "handles.")
-    void required_conn_1_listenDoesNotBlockAndWritesAHandle() throws Exception {
+    public void required_conn_1_listenDoesNotBlockAndWritesAHandle() throws Exception {
         conn().listenDoesNotBlock();
     }
 
@@ -227,7 +230,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "conn.2", level = REQUIRED, hint = "connect and accept must return null while the handshake is in "
             + "progress and resume on the next call (state in the handle or a table). A connect that waits for the "
             + "peer's accept deadlocks NCCL's service thread on loopback connections.")
-    void required_conn_2_connectAndAcceptNeverBlock() throws Exception {
+    public void required_conn_2_connectAndAcceptNeverBlock() throws Exception {
         conn().connectAndAcceptDoNotBlock();
     }
 
@@ -235,7 +238,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.3", level = REQUIRED, hint = "accept must keep the listening socket open and hand out one comm "
             + "per connection; per-connection state must not live in the listen comm.")
-    void required_conn_3_oneListenCommServesManyConnections() throws Exception {
+    public void required_conn_3_oneListenCommServesManyConnections() throws Exception {
         conn().oneListenCommServesMany();
     }
 
@@ -243,7 +246,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.4", level = REQUIRED, hint = "global state (device tables, comm registries, id counters) must be "
             + "thread-safe: NCCL runs one service thread per communicator, all in one process.")
-    void required_conn_4_connectionsSetUpFromSeveralThreadsAtOnce() throws Exception {
+    public void required_conn_4_connectionsSetUpFromSeveralThreadsAtOnce() throws Exception {
         conn().concurrentSetups();
     }
 
@@ -251,7 +254,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.5", level = REQUIRED, hint = "accept must pair every incoming connection with its own comm even "
             + "when handshakes from several peers interleave on one listener.")
-    void required_conn_5_concurrentConnectsToOneListenComm() throws Exception {
+    public void required_conn_5_concurrentConnectsToOneListenComm() throws Exception {
         conn().concurrentConnectsToOneListener();
     }
 
@@ -259,7 +262,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.6", level = REQUIRED, hint = "the handle must be self-contained bytes: no pointers into this "
             + "process, nothing keyed by the NetHandle object's identity (NCCL ships the bytes to another process).")
-    void required_conn_6_aHandleCopiedByteForByteConnects() throws Exception {
+    public void required_conn_6_aHandleCopiedByteForByteConnects() throws Exception {
         conn().copiedHandleConnects();
     }
 
@@ -267,7 +270,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.7", level = REQUIRED, hint = "closeListen must close only the listening socket, not the comms it "
             + "accepted: NCCL closes the listen comm right after accept (spec 5.5).")
-    void required_conn_7_acceptedConnectionsOutliveTheListenComm() throws Exception {
+    public void required_conn_7_acceptedConnectionsOutliveTheListenComm() throws Exception {
         conn().acceptedConnectionsOutliveTheListenComm();
     }
 
@@ -280,7 +283,7 @@ public abstract class NetPluginTck {
             + "number of retries, not an endless null. NCCL's own socket transport retries for about a minute "
             + "(NCCL_SOCKET_RETRY_CNT x NCCL_SOCKET_RETRY_SLEEP_MSEC); shorten such retries below "
             + "JCCL_TCK_CONNECT_TIMEOUT_MS for this rule.")
-    void optional_conn_8_connectToAClosedListenerFails() throws Exception {
+    public void optional_conn_8_connectToAClosedListenerFails() throws Exception {
         conn().connectToClosedListenerFails();
     }
 
@@ -288,7 +291,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "conn.9", level = REQUIRED, hint = "validate the handle (magic, address family, port) before "
             + "connecting; a handle no listen wrote must fail with a NetException.")
-    void required_conn_9_aGarbageHandleIsRefused() throws Exception {
+    public void required_conn_9_aGarbageHandleIsRefused() throws Exception {
         conn().garbageHandleIsRefused();
     }
 
@@ -303,7 +306,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "xfer.1", level = REQUIRED, hint = "sends and receives on a connection match in posting order (spec "
             + "5.10); with several in flight, transports that spread messages over sockets, QPs or threads must "
             + "complete them in order.")
-    void required_xfer_1_messagesArriveInPostingOrder() throws Exception {
+    public void required_xfer_1_messagesArriveInPostingOrder() throws Exception {
         xfer().messagesArriveInOrder();
     }
 
@@ -312,7 +315,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "xfer.2", level = REQUIRED, hint = "zero-byte messages; sizes that are not a multiple of 4 or 8; "
             + "messages larger than internal chunks or socket buffers (partial reads and writes, chunk loops); int "
             + "overflow in size arithmetic.")
-    void required_xfer_2_everySizeArrivesIntact() throws Exception {
+    public void required_xfer_2_everySizeArrivesIntact() throws Exception {
         xfer().everySizeArrivesIntact();
     }
 
@@ -320,7 +323,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.3", level = REQUIRED, hint = "test must report the bytes the send carried in sizes[i], not the "
             + "posted capacity; the sender has to transmit the size (NCCL's socket transport sends it first).")
-    void required_xfer_3_aLargerReceiveReportsTheRealSize() throws Exception {
+    public void required_xfer_3_aLargerReceiveReportsTheRealSize() throws Exception {
         xfer().largerReceiveReportsRealSize();
     }
 
@@ -328,7 +331,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.4", level = REQUIRED, hint = "compare the incoming size with the posted capacity: fail the "
             + "receive with NetException.invalidUsage and make the sender's request fail too; never truncate.")
-    void required_xfer_4_aSendLargerThanItsReceiveFails() throws Exception {
+    public void required_xfer_4_aSendLargerThanItsReceiveFails() throws Exception {
         xfer().sendLargerThanReceiveFails();
     }
 
@@ -336,7 +339,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.5", level = REQUIRED, hint = "request pools and completion rings must hold "
             + "NetPlugin.MAX_REQUESTS (32) per comm; v6-era plugins sized them for 8 and lose or refuse the rest.")
-    void required_xfer_5_maxRequestsInFlight() throws Exception {
+    public void required_xfer_5_maxRequestsInFlight() throws Exception {
         xfer().maxRequestsInFlight();
     }
 
@@ -344,7 +347,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.6", level = REQUIRED, hint = "when isend or irecv returns null, nothing may be queued: the retry "
             + "with the same arguments is the real post.")
-    void required_xfer_6_aWouldBlockSendIsRetriedAndDeliveredOnce() throws Exception {
+    public void required_xfer_6_aWouldBlockSendIsRetriedAndDeliveredOnce() throws Exception {
         xfer().wouldBlockIsRetriedAndDeliveredOnce();
     }
 
@@ -352,7 +355,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.7", level = REQUIRED, hint = "each send lands in the buffer of the first pending receive whose "
             + "tag matches; test reports one size per buffer. Skipped where maxRecvs = 1.")
-    void required_xfer_7_groupedReceivesMatchSendsByTag() throws Exception {
+    public void required_xfer_7_groupedReceivesMatchSendsByTag() throws Exception {
         xfer().groupedReceivesRouteByTag();
     }
 
@@ -360,7 +363,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.8", level = REQUIRED, hint = "host-only transports return null from iflush; others return a "
             + "request that test(request, null) completes.")
-    void required_xfer_8_iflushOfAHostReceiveIsHarmless() throws Exception {
+    public void required_xfer_8_iflushOfAHostReceiveIsHarmless() throws Exception {
         xfer().hostFlushIsHarmless();
     }
 
@@ -372,7 +375,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "xfer.9", level = REQUIRED, hint = "regMr/deregMr must balance (no leaked pins or table entries) and "
             + "a registration must cover any sub-range at any alignment: NCCL registers buffers once and sends "
             + "slices of them.")
-    void required_xfer_9_registrationsPairUpAndCoverSubRanges() throws Exception {
+    public void required_xfer_9_registrationsPairUpAndCoverSubRanges() throws Exception {
         xfer().registrationsPairUp();
     }
 
@@ -380,7 +383,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.10", level = OPTIONAL, hint = "regMr must check the type against ptrSupport and throw "
             + "NetException.invalidUsage for a type the device does not support.")
-    void optional_xfer_10_cudaRegistrationIsRefusedWithoutCuda() throws Exception {
+    public void optional_xfer_10_cudaRegistrationIsRefusedWithoutCuda() throws Exception {
         xfer().cudaRegistrationRefusedWithoutCuda();
     }
 
@@ -388,7 +391,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.11", level = REQUIRED, hint = "per-comm state must be per comm (no static buffers, request pools "
             + "or sequence numbers shared between comms) and progress on one comm must not starve another.")
-    void required_xfer_11_manyCommsAtOnce() throws Exception {
+    public void required_xfer_11_manyCommsAtOnce() throws Exception {
         xfer().manyCommsAtOnce();
     }
 
@@ -396,7 +399,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "xfer.12", level = REQUIRED, hint = "rerun with the printed seed (JCCL_TCK_SEED) to reproduce; look "
             + "at chunking, partial reads, reuse of a request after completion and wrap-around of request slots.")
-    void required_xfer_12_randomSizeStress() throws Exception {
+    public void required_xfer_12_randomSizeStress() throws Exception {
         xfer().randomStress();
     }
 
@@ -410,7 +413,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.1", level = REQUIRED, hint = "close must be safe with requests in flight: fail them, release "
             + "resources, and let the peer see EOF so that its pending requests fail with NetException.remoteError.")
-    void required_fault_1_closeWithRequestsInFlightIsSafe() throws Exception {
+    public void required_fault_1_closeWithRequestsInFlightIsSafe() throws Exception {
         fault().closeWithRequestsInFlight();
     }
 
@@ -422,7 +425,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "fault.2", level = REQUIRED, hint = "when a read or write sees EOF, ECONNRESET or EPIPE (or a "
             + "completion fails), fail every pending request of the comm with NetException.remoteError and keep "
             + "failing later calls; never keep returning false from test or null from isend/irecv.")
-    void required_fault_2_aKilledPeerFailsEveryPendingRequest() throws Exception {
+    public void required_fault_2_aKilledPeerFailsEveryPendingRequest() throws Exception {
         fault().peerKilled(peerTransport());
     }
 
@@ -434,7 +437,7 @@ public abstract class NetPluginTck {
     @TckRule(id = "fault.3", level = REQUIRED, hint = "accept must read handshakes without blocking and drop "
             + "connections that send nothing, garbage or close early (authenticate with a secret carried in the "
             + "handle); a stray must not delay genuine peers (NVIDIA/nccl #1808).")
-    void required_fault_3_strayConnectionsDoNotWedgeTheListener() throws Exception {
+    public void required_fault_3_strayConnectionsDoNotWedgeTheListener() throws Exception {
         fault().strayConnectionsDoNotWedgeTheListener();
     }
 
@@ -442,7 +445,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.4", level = REQUIRED, hint = "deregMr must look the handle up among the comm's registrations and "
             + "throw NetException.invalidArgument for anything else, instead of casting or freeing it.")
-    void required_fault_4_deregOfAnUnknownHandleIsAnError() throws Exception {
+    public void required_fault_4_deregOfAnUnknownHandleIsAnError() throws Exception {
         fault().deregOfUnknownHandleIsAnError();
     }
 
@@ -450,7 +453,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.5", level = OPTIONAL, hint = "irecv must check n against maxRecvs and throw "
             + "NetException.internalError.")
-    void optional_fault_5_tooManyGroupedBuffersAreRefused() throws Exception {
+    public void optional_fault_5_tooManyGroupedBuffersAreRefused() throws Exception {
         fault().tooManyGroupedBuffersRefused();
     }
 
@@ -458,7 +461,7 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.6", level = OPTIONAL, hint = "map EOF and ECONNRESET from the peer to "
             + "NetException.remoteError, not internalError or systemError (NVIDIA/nccl #795).")
-    void optional_fault_6_aClosedPeerIsReportedAsRemoteError() throws Exception {
+    public void optional_fault_6_aClosedPeerIsReportedAsRemoteError() throws Exception {
         fault().closedPeerIsRemoteError();
     }
 }
