@@ -3,9 +3,11 @@ package io.jccl.tck;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * A rule of the kit as data: what {@link TckRule} says about a rule method, plus a title derived
@@ -51,7 +53,7 @@ public record ConformanceRule(String id, RuleLevel level, String title, String h
     /** @return every rule of a kit class and its superclasses, in run order, each once */
     public static List<ConformanceRule> all(Class<?> kitClass) {
         List<ConformanceRule> rules = new ArrayList<>();
-        java.util.Set<String> seen = new java.util.HashSet<>();
+        Set<String> seen = new HashSet<>();
         for (Class<?> c = kitClass; c != null && c != Object.class; c = c.getSuperclass()) {
             for (Method m : c.getDeclaredMethods()) {
                 of(m).filter(r -> seen.add(r.id())).ifPresent(rules::add);

@@ -63,6 +63,12 @@ final class KitExtension implements TestInstancePostProcessor, InvocationInterce
     }
 
     @Override
+    public void interceptAfterAllMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> invocationContext,
+                                        ExtensionContext context) throws Throwable {
+        watched(invocation, "tear-down " + invocationContext.getExecutable().getName(), ruleTimeout(context));
+    }
+
+    @Override
     public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> invocationContext,
                                     ExtensionContext context) throws Throwable {
         RecordingLogger log = logger(context);

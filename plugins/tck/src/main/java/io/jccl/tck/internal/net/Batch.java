@@ -7,6 +7,7 @@ import io.jccl.tck.internal.Deadline;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.fail;
@@ -127,7 +128,7 @@ public final class Batch {
                 continue;
             }
             if (op.sizes != null) {
-                java.util.Arrays.fill(op.sizes, -1);
+                Arrays.fill(op.sizes, -1);
             }
             try {
                 if (kit.test(op.request, op.sizes)) {

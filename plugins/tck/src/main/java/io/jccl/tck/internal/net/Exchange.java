@@ -10,6 +10,7 @@ import io.jccl.tck.internal.MessagePattern;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -131,7 +132,7 @@ public final class Exchange {
     private String stalled() {
         StringBuilder sb = new StringBuilder("no request completed for ")
                 .append(Deadline.format(kit.settings().completionTimeout()))
-                .append(String.format(java.util.Locale.ROOT, " (seed 0x%x)", kit.settings().seed()));
+                .append(String.format(Locale.ROOT, " (seed 0x%x)", kit.settings().seed()));
         for (Stream s : streams) {
             if (!s.finished()) {
                 sb.append("\n  ").append(s.describe());
@@ -280,7 +281,7 @@ public final class Exchange {
             long[] others = neighbours(j);
             String mismatch = MessagePattern.describeMismatch(got, seeds[j], others);
             if (mismatch != null) {
-                fail(what("receive", j) + ": " + mismatch + String.format(java.util.Locale.ROOT, " (seed 0x%x)",
+                fail(what("receive", j) + ": " + mismatch + String.format(Locale.ROOT, " (seed 0x%x)",
                         kit.settings().seed()));
             }
             return true;

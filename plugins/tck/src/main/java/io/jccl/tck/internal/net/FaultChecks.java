@@ -23,12 +23,14 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -400,8 +402,8 @@ public final class FaultChecks {
     }
 
     private Link connectWithBoundedAccepts(NetKit.Listener l) throws Exception {
-        java.util.concurrent.atomic.AtomicReference<SendComm> sent = new java.util.concurrent.atomic.AtomicReference<>();
-        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        AtomicReference<SendComm> sent = new AtomicReference<>();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         Thread connector = new Thread(() -> {
             Backoff idle = new Backoff();
             try {
@@ -449,7 +451,7 @@ public final class FaultChecks {
 
     private static ByteBuffer ones(int n) {
         byte[] b = new byte[n];
-        java.util.Arrays.fill(b, (byte) 0xFF);
+        Arrays.fill(b, (byte) 0xFF);
         return ByteBuffer.wrap(b);
     }
 

@@ -77,7 +77,7 @@ public final class NetKit {
      */
     public MemorySegment sendArea(long bytes) {
         if (sendArea.byteSize() < bytes) {
-            sendArea = MemorySegment.NULL;
+            sendArea = MemorySegment.NULL; // lets the GC free the smaller area before the larger one is allocated
             sendArea = allocate(bytes);
         }
         return sendArea.asSlice(0, bytes);
@@ -86,7 +86,7 @@ public final class NetKit {
     /** @return at least {@code bytes} of the kit's receive area, as {@link #sendArea} */
     public MemorySegment recvArea(long bytes) {
         if (recvArea.byteSize() < bytes) {
-            recvArea = MemorySegment.NULL;
+            recvArea = MemorySegment.NULL; // as in sendArea
             recvArea = allocate(bytes);
         }
         return recvArea.asSlice(0, bytes);

@@ -12,9 +12,11 @@ import io.jccl.tck.internal.MessagePattern;
 import io.jccl.tck.internal.net.Exchange.Message;
 
 import java.lang.foreign.MemorySegment;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
 
@@ -171,7 +173,7 @@ public final class TransferChecks {
             MemoryHandle rmh = link.registerRecv(recvBuf);
             // A send before any receive is posted: the transport may take it or say "would block".
             NetRequest early = null;
-            Deadline d = Deadline.after(java.time.Duration.ofMillis(50));
+            Deadline d = Deadline.after(Duration.ofMillis(50));
             int nulls = 0;
             while (early == null && !d.expired()) {
                 early = kit.isend(link.send(), sendA, Exchange.TAG, smh);
@@ -286,7 +288,7 @@ public final class TransferChecks {
             for (int i = 0; i < 16; i++) {
                 alive.add(plugin.regMr(link.send(), sendBuf.asSlice(i * 4096L, 64 << 10), PointerType.HOST));
             }
-            Collections.shuffle(alive, new java.util.Random(r.nextLong()));
+            Collections.shuffle(alive, new Random(r.nextLong()));
             for (MemoryHandle h : alive) {
                 plugin.deregMr(link.send(), h);
             }
