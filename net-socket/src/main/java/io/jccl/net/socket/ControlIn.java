@@ -41,6 +41,15 @@ final class ControlIn {
      * @throws EOFException if the peer closed the connection
      */
     int fill() throws IOException {
+        return fill(BUFFER_BYTES);
+    }
+
+    /**
+     * Reads at most {@code atMost} bytes. A comm that expects a frame header followed by a large
+     * payload reads just the header, so the payload lands straight in registered memory instead of
+     * being read ahead into this buffer and copied out.
+     */
+    int fill(int atMost) throws IOException {
         if (parsed == filled) {
             parsed = 0;
             filled = 0;
@@ -52,7 +61,7 @@ final class ControlIn {
         if (filled == BUFFER_BYTES) {
             return 0;
         }
-        buffer.limit(BUFFER_BYTES).position(filled);
+        buffer.limit((int) Math.min(BUFFER_BYTES, (long) filled + atMost)).position(filled);
         int n = channel.read(buffer);
         if (n < 0) {
             throw new EOFException("the peer closed the connection");

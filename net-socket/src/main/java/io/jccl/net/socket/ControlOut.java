@@ -102,11 +102,12 @@ final class ControlOut {
         while (head != tail) {
             int i = idx(head);
             long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
-            int n;
+            long n;
             if (region[i] == null) {
-                ByteBuffer b = staging;
-                b.limit(end[i]).position(start[i] + (int) doneInHead);
-                n = channel.write(b);
+                // No gathering write of frame and payload: NIO allocates per call when a buffer in
+                // the gather is backed by a memory segment, and the data path must allocate nothing.
+                staging.limit(end[i]).position(start[i] + (int) doneInHead);
+                n = channel.write(staging);
             } else {
                 int step = (int) Math.min(entryBytes - doneInHead, MemoryRegion.WINDOW_STEP);
                 n = channel.write(region[i].view(0, offset[i] + doneInHead, step));
@@ -118,19 +119,37 @@ final class ControlOut {
                 break;
             }
             written += n;
-            doneInHead += n;
-            if (doneInHead < entryBytes) {
+            if (!advance(n)) {
                 break;
+            }
+        }
+        if (written > 0) {
+            lastMovedNanos = System.nanoTime();
+        }
+        return written;
+    }
+
+    /**
+     * Accounts {@code n} written bytes against the head entries, retiring the ones completed.
+     *
+     * @return whether every entry touched was completed (so the socket may take more)
+     */
+    private boolean advance(long n) {
+        while (n > 0) {
+            int i = idx(head);
+            long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
+            long take = Math.min(n, entryBytes - doneInHead);
+            doneInHead += take;
+            n -= take;
+            if (doneInHead < entryBytes) {
+                return false;
             }
             region[i] = null;
             owner[i] = null;
             doneInHead = 0;
             head++;
         }
-        if (written > 0) {
-            lastMovedNanos = System.nanoTime();
-        }
-        return written;
+        return true;
     }
 
     /** @return when bytes last left, or when the queue became busy */

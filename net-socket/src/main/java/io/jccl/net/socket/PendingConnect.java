@@ -68,7 +68,9 @@ final class PendingConnect {
         SocketChannel[] data = new SocketChannel[target.streams()];
         System.arraycopy(sockets, 1, data, 0, data.length);
         SocketConfig.Settings agreed = settings.withLayout(target.threads(), target.streams(), target.minChunkBytes());
-        return new SocketSendComm(plugin, agreed, sockets[0], data, target.threads(), describe());
+        SocketSendComm comm = new SocketSendComm(plugin, agreed, sockets[0], data, target.threads(), describe());
+        comm.start();
+        return comm;
     }
 
     private void step(int i, long now) throws IOException, NetException {

@@ -29,6 +29,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     private long payloadOffset;
     private long payloadRemaining;
     private long lastInboundNanos;
+    /**
+     * How much to read ahead when waiting for a frame: everything while frames are small, just a
+     * header after a large payload on the control stream, so that the next large payload is read
+     * without a copy.
+     */
+    private int readAhead = ControlIn.BUFFER_BYTES;
 
     SocketRecvComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
                    int threads, String peer) {
@@ -158,6 +164,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                 in.consume(Wire.DATA_HEADER);
                 in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
                 arrived(r, buffer, size);
+                readAhead = ControlIn.BUFFER_BYTES;
             } else if (streams.length > 0) {
                 if (!streamsHaveRoom(size)) {
                     return;
@@ -175,6 +182,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                 payloadRemaining = size;
                 lastInboundNanos = System.nanoTime();
                 arrived(r, buffer, size);
+                readAhead = Wire.DATA_HEADER;
             }
         }
     }
@@ -210,7 +218,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     private boolean buffered(int bytes) throws IOException {
         while (in.available() < bytes) {
-            if (in.fill() == 0) {
+            if (in.fill(Math.max(readAhead, bytes - in.available())) == 0) {
                 return false;
             }
         }
