@@ -16,7 +16,7 @@ public final class TckConfig {
                     + "emulator or a loaded machine).")
     public static final String JCCL_TCK_TIMEOUT_SCALE = "JCCL_TCK_TIMEOUT_SCALE";
 
-    @EnvVar(defaultValue = "500",
+    @EnvVar(defaultValue = "1000",
             description = "Conformance kit: milliseconds within which one non-blocking call (listen, connect, "
                     + "accept, isend, irecv, test) must return.")
     public static final String JCCL_TCK_CALL_BOUND_MS = "JCCL_TCK_CALL_BOUND_MS";

@@ -180,7 +180,7 @@ public final class TckSettings {
     /** Builds {@link TckSettings}; durations are given unscaled. */
     public static final class Builder {
         private double timeoutScale = 1;
-        private Duration callBound = Duration.ofMillis(500);
+        private Duration callBound = Duration.ofMillis(1000);
         private Duration connectTimeout = Duration.ofSeconds(10);
         private Duration completionTimeout = Duration.ofSeconds(20);
         private Duration peerDeathTimeout = Duration.ofSeconds(10);

@@ -14,7 +14,7 @@ class TckSettingsTest {
     @Test
     void defaultsMatchTheDocumentedOnes() {
         TckSettings s = TckSettings.from(k -> null);
-        assertEquals(Duration.ofMillis(500), s.callBound());
+        assertEquals(Duration.ofMillis(1000), s.callBound());
         assertEquals(Duration.ofSeconds(10), s.connectTimeout());
         assertEquals(Duration.ofSeconds(20), s.completionTimeout());
         assertEquals(Duration.ofSeconds(10), s.peerDeathTimeout());

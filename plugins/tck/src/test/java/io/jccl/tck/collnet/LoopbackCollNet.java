@@ -211,6 +211,8 @@ public final class LoopbackCollNet implements CollNetPlugin {
 
     /** One iallreduce of the group: every rank deposits its buffers; the result is computed once, then copied out per rank. */
     private static final class Operation {
+        private static final long SLICE = 16_384;
+
         final MemorySegment[] sends;
         final MemorySegment[] recvs;
         final boolean[] copied;
@@ -218,6 +220,7 @@ public final class LoopbackCollNet implements CollNetPlugin {
         DataType type;
         ReduceOp op;
         int deposits;
+        long reduced;
         MemorySegment result;
 
         Operation(int n) {
@@ -246,7 +249,11 @@ public final class LoopbackCollNet implements CollNetPlugin {
             }
             if (result == null) {
                 result = Arena.ofAuto().allocate(Math.max(1, count * type.size()), 8);
-                for (long i = 0; i < count; i++) {
+            }
+            if (reduced < count) {
+                // One slice per call: test never blocks, however large the operation.
+                long end = Math.min(count, reduced + SLICE);
+                for (long i = reduced; i < end; i++) {
                     double acc = ElementCodec.get(sends[0], i, type);
                     for (int r = 1; r < sends.length; r++) {
                         double v = ElementCodec.get(sends[r], i, type);
@@ -260,6 +267,8 @@ public final class LoopbackCollNet implements CollNetPlugin {
                     }
                     ElementCodec.put(result, i, type, acc);
                 }
+                reduced = end;
+                return false;
             }
             if (!copied[rank]) {
                 MemorySegment.copy(result, 0, recvs[rank], 0, count * type.size());

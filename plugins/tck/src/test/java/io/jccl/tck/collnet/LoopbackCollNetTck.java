@@ -2,6 +2,7 @@ package io.jccl.tck.collnet;
 
 import io.jccl.spi.CollNetPlugin;
 import io.jccl.tck.CollNetPluginTck;
+import io.jccl.tck.selftest.KitTestSettings;
 
 /**
  * The CollNet rules against {@link LoopbackCollNet} with one {@link CollDefect}, named by the
@@ -9,6 +10,10 @@ import io.jccl.tck.CollNetPluginTck;
  */
 public class LoopbackCollNetTck extends CollNetPluginTck {
     static final String DEFECT = "jccl.tck.selftest.colldefect";
+
+    static {
+        KitTestSettings.apply();
+    }
 
     @Override
     protected CollNetPlugin createPlugin() {

@@ -1,7 +1,7 @@
 package io.jccl.tck.run;
 
 import io.jccl.tck.RuleLevel;
-import io.jccl.tck.selftest.SocketTestSettings;
+import io.jccl.tck.selftest.KitTestSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -17,7 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** The runner behind {@code jccl tck}: filters, one outcome per rule, JUnit XML and the Markdown report. */
 class TckRunnerTest {
     static {
-        SocketTestSettings.apply();
+        KitTestSettings.apply();
     }
 
     @Test

@@ -16,7 +16,7 @@ public class BrokenSocketTck extends NetPluginTck {
     static final String DEFECT = "jccl.tck.selftest.defect";
 
     static {
-        SocketTestSettings.apply();
+        KitTestSettings.apply();
     }
 
     @Override

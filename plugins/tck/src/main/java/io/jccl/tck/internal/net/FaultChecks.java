@@ -362,7 +362,8 @@ public final class FaultChecks {
                 SocketChannel.open(to).close();                                  // connects and leaves
                 strays.add(write(SocketChannel.open(to), ones(NetHandle.SIZE)));  // all-ones "lengths"
             }
-            Deadline quiet = Deadline.after(kit.settings().callBound().multipliedBy(2));
+            // Long enough for the listener to read and drop every stray, several times over.
+            Deadline quiet = Deadline.after(Duration.ofMillis((long) (300 * kit.settings().timeoutScale())));
             Backoff idle = new Backoff();
             while (!quiet.expired()) {
                 RecvComm stray = acceptBounded(l, "with only stray connections pending");
