@@ -4,6 +4,7 @@ import io.jccl.tck.RuleLevel;
 
 import java.time.ZonedDateTime;
 import java.time.format.DateTimeFormatter;
+import java.time.temporal.ChronoUnit;
 
 /** Renders a run as {@code report.md}: a summary, one table row per rule, then failures with their hints and skips with their reasons. */
 final class MarkdownReport {
@@ -18,7 +19,7 @@ final class MarkdownReport {
         sb.append("- Rules: ").append(r.summary()).append('\n');
         sb.append("- Time: ").append(RuleOutcome.seconds(r.wallTime())).append(" in all; required rules ")
                 .append(RuleOutcome.seconds(r.time(RuleLevel.REQUIRED))).append('\n');
-        sb.append("- Run: ").append(ZonedDateTime.now().format(DateTimeFormatter.ISO_OFFSET_DATE_TIME))
+        sb.append("- Run: ").append(ZonedDateTime.now().truncatedTo(ChronoUnit.SECONDS).format(DateTimeFormatter.ISO_OFFSET_DATE_TIME))
                 .append(", JVM ").append(Runtime.version()).append(", ").append(Runtime.getRuntime().availableProcessors())
                 .append(" CPUs, ").append(System.getProperty("os.name")).append(' ').append(System.getProperty("os.arch"))
                 .append("\n\n");
