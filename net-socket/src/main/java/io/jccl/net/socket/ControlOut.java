@@ -22,8 +22,6 @@ final class ControlOut {
     private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer stagingWriter = staging.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     private final MemorySegment stagingMemory = MemorySegment.ofBuffer(staging);
-    /** A frame and the payload after it leave in one gathering write. */
-    private final ByteBuffer[] gather = new ByteBuffer[2];
 
     // Entry ring: a staged range [start, end) when region == null, else a payload range.
     private final int[] start = new int[ENTRIES];
@@ -106,13 +104,10 @@ final class ControlOut {
             long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
             long n;
             if (region[i] == null) {
+                // No gathering write of frame and payload: NIO allocates per call when a buffer in
+                // the gather is backed by a memory segment, and the data path must allocate nothing.
                 staging.limit(end[i]).position(start[i] + (int) doneInHead);
-                int next = idx(head + 1);
-                if (head + 1 != tail && region[next] != null) {
-                    n = writeFrameAndPayload(next);
-                } else {
-                    n = channel.write(staging);
-                }
+                n = channel.write(staging);
             } else {
                 int step = (int) Math.min(entryBytes - doneInHead, MemoryRegion.WINDOW_STEP);
                 n = channel.write(region[i].view(0, offset[i] + doneInHead, step));
@@ -132,20 +127,6 @@ final class ControlOut {
             lastMovedNanos = System.nanoTime();
         }
         return written;
-    }
-
-    /** One writev of the staged frames at the head and the payload entry after them. */
-    private long writeFrameAndPayload(int payload) throws IOException {
-        int step = (int) Math.min(length[payload], MemoryRegion.WINDOW_STEP);
-        gather[0] = staging;
-        gather[1] = region[payload].view(0, offset[payload], step);
-        int framed = staging.remaining();
-        long n = channel.write(gather);
-        gather[1] = null;
-        if (n > framed) {
-            owner[payload].moved(n - framed);
-        }
-        return n;
     }
 
     /**

@@ -74,6 +74,10 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             workers[w] = new StreamWorker(this, mine,
                     "jccl-socket-" + (sending ? "send" : "recv") + "-" + peer + "-" + w);
         }
+    }
+
+    /** Starts the I/O threads; called once the comm is fully built, so they never see it half made. */
+    final void start() {
         for (StreamWorker w : workers) {
             w.start();
         }

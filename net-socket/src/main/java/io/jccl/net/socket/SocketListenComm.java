@@ -145,7 +145,9 @@ final class SocketListenComm implements ListenComm {
             assembling.remove(h.connectionId);
             SocketChannel[] data = new SocketChannel[h.streams];
             System.arraycopy(a.sockets, 1, data, 0, h.streams);
-            ready.add(new SocketRecvComm(plugin, settings, a.sockets[0], data, settings.threads(), a.remote));
+            SocketRecvComm comm = new SocketRecvComm(plugin, settings, a.sockets[0], data, settings.threads(), a.remote);
+            comm.start();
+            ready.add(comm);
             plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: accepted connection from %s on %s "
                     + "(%d data streams)", a.remote, address, h.streams);
         }

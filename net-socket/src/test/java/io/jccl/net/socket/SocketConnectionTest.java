@@ -257,6 +257,45 @@ class SocketConnectionTest {
     }
 
     @Test
+    void connectingToAClosedListenerGivesUpWithinTheTimeout() throws NetException {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, "1000"))) {
+            NetHandle h = NetHandle.allocate();
+            lo.plugin.closeListen(lo.plugin.listen(0, h));
+            long t0 = System.nanoTime();
+            NetException e = assertThrows(NetException.class, () -> {
+                while (lo.plugin.connect(0, h) == null) {
+                    Thread.onSpinWait();
+                }
+            });
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertSame(NetResult.SYSTEM_ERROR, e.result());
+            assertTrue(ms >= 900 && ms < 3_000, "gave up after " + ms + " ms with a 1000 ms bound");
+        }
+    }
+
+    @Test
+    void ipv6DevicesWorkWhenAskedForWithNcclSocketFamily() throws NetException {
+        Loopback lo;
+        try {
+            lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_FAMILY, "AF_INET6"));
+        } catch (NetException e) {
+            org.junit.jupiter.api.Assumptions.abort("no interface here has a global IPv6 address: " + e.getMessage());
+            return;
+        }
+        try (lo) {
+            Loopback.Pair p = lo.pair();
+            String peer = ((SocketComm) p.send()).peer;
+            assertTrue(peer.contains(":") && peer.indexOf(':') != peer.lastIndexOf(':'), "an IPv6 peer: " + peer);
+            MemorySegment m = lo.allocate(100_000);
+            Loopback.fillPattern(m, 5);
+            MemorySegment d = lo.allocate(100_000);
+            NetRequest r = lo.recv(p.recv(), d, 0, lo.register(p.recv(), d));
+            lo.awaitAll(lo.send(p.send(), m, 0, lo.register(p.send(), m)), r);
+            assertEquals(Loopback.checksum(m, 100_000), Loopback.checksum(d, 100_000));
+        }
+    }
+
+    @Test
     void theDeviceListFollowsNcclSocketIfname() throws NetException {
         try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_IFNAME, "=lo"))) {
             assertEquals(1, lo.plugin.devices());
