@@ -1,6 +1,10 @@
 package io.jccl.cli;
 
+import io.jccl.nativenet.NativeHostConfig;
+import io.jccl.nativenet.NativeNetPlugin;
+import io.jccl.nativenet.NativePluginLibrary;
 import io.jccl.spi.CollNetPlugin;
+import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.config.Env;
 import io.jccl.spi.discovery.NetPluginDiscovery;
@@ -42,10 +46,9 @@ import java.util.function.Supplier;
                 + "time, and for a failure why and where to look), then JUnit XML and report.md in the report "
                 + "directory.",
                 "Exit status: 0 if every required rule passed, 1 if one failed, 2 for a usage error, "
-                        + "3 if --native cannot run yet (no native-plugin host), 4 if the transport is not found."})
+                        + "4 if the transport (or the --native library) is not found."})
 final class TckCommand implements Callable<Integer> {
     static final int EXIT_REQUIRED_RULE_FAILED = 1;
-    static final int EXIT_NO_NATIVE_HOST = 3;
     static final int EXIT_NO_SUCH_TRANSPORT = 4;
 
     @Option(names = {"-n", "--net"}, paramLabel = "NAME",
@@ -53,7 +56,8 @@ final class TckCommand implements Callable<Integer> {
     private String net;
 
     @Option(names = "--native", paramLabel = "PATH.so",
-            description = "Check a native ncclNet plugin (libnccl-net-*.so) through JCCL's native-plugin host.")
+            description = "Check a native ncclNet plugin library (libnccl-net-*.so, v6 to v12) through JCCL's "
+                    + "native-plugin host; with --collnet, its ncclCollNet too.")
     private Path nativePlugin;
 
     @Option(names = "--collnet", paramLabel = "NAME",
@@ -107,11 +111,7 @@ final class TckCommand implements Callable<Integer> {
             return 0;
         }
         if (nativePlugin != null) {
-            out.println("jccl tck --native " + nativePlugin + ": native plugins are checked through JCCL's "
-                    + "native-plugin host, which is not in this build yet (issue 5). Until it lands, check Java "
-                    + "transports with --net NAME.");
-            out.flush();
-            return EXIT_NO_NATIVE_HOST;
+            return checkNative(out);
         }
         if (net == null) {
             throw new picocli.CommandLine.ParameterException(spec.commandLine(),
@@ -132,21 +132,64 @@ final class TckCommand implements Callable<Integer> {
             out.flush();
             return EXIT_NO_SUCH_TRANSPORT;
         }
-
         Map<String, String> parameters = parameters();
+        parameters.put(TckRunner.NET_PARAMETER, net);
+        if (collNet != null) {
+            parameters.put(TckRunner.COLLNET_PARAMETER, collNet);
+        }
+        return run(out, plugin.get().name() + (coll.isPresent() ? " + " + coll.get().name() : ""),
+                plugin.get().getClass().getName(), coll.map(c -> c.getClass().getName()), parameters,
+                coll.isPresent() ? TckRunner.of(DiscoveredNetPluginTck.class, DiscoveredCollNetPluginTck.class)
+                        : TckRunner.of(DiscoveredNetPluginTck.class));
+    }
+
+    /** The rules against a native library, through the native-plugin host. */
+    private Integer checkNative(PrintWriter out) throws IOException {
+        String path = nativePlugin.toString();
+        NativePluginLibrary lib;
+        try {
+            lib = NativePluginLibrary.open(path);
+        } catch (NetException e) {
+            out.println("Cannot check " + path + ": " + e.getMessage());
+            out.flush();
+            return EXIT_NO_SUCH_TRANSPORT;
+        }
+        Optional<NativeNetPlugin> plugin = lib.netPlugin();
+        if (plugin.isEmpty()) {
+            out.println(lib.file() + " exports no ncclNetPlugin_v6..v12; nothing to check with --native.");
+            out.flush();
+            return EXIT_NO_SUCH_TRANSPORT;
+        }
+        boolean withCollNet = collNet != null;
+        if (withCollNet && lib.collNetPlugin().filter(c -> c.name().equalsIgnoreCase(collNet)).isEmpty()) {
+            out.println(lib.file() + " exports no CollNet transport named " + collNet + " (it has: "
+                    + lib.collNetPlugin().map(c -> c.name()).orElse("none") + ").");
+            out.flush();
+            return EXIT_NO_SUCH_TRANSPORT;
+        }
+        // The peer JVM of rule fault.2 loads the same library: NCCL_* system properties follow it there.
+        System.setProperty(NativeHostConfig.NCCL_NET_PLUGIN, lib.file());
+        Map<String, String> parameters = parameters();
+        parameters.put(NativePluginKits.LIBRARY_PARAMETER, lib.file());
+        NativeNetPlugin p = plugin.get();
+        return run(out, p.name() + " (native, ncclNet v" + p.apiVersion().number() + ")",
+                p + "", withCollNet ? lib.collNetPlugin().map(Object::toString) : Optional.empty(), parameters,
+                withCollNet ? TckRunner.of(NativePluginKits.Net.class, NativePluginKits.CollNet.class)
+                        : TckRunner.of(NativePluginKits.Net.class));
+    }
+
+    private Integer run(PrintWriter out, String title, String transport, Optional<String> collNetTransport,
+                        Map<String, String> parameters, TckRunner runner) throws IOException {
         TckSettings settings = TckSettings.from(k -> parameters.getOrDefault(k, Env.get(k)));
-        String title = plugin.get().name() + (coll.isPresent() ? " + " + coll.get().name() : "");
         out.println("JCCL conformance kit: " + title);
-        out.println("  transport: " + plugin.get().getClass().getName());
-        coll.ifPresent(c -> out.println("  collnet:   " + c.getClass().getName()));
+        out.println("  transport: " + transport);
+        collNetTransport.ifPresent(c -> out.println("  collnet:   " + c));
         out.println("  settings:  " + settings);
         out.println();
         out.println(String.format(Locale.ROOT, "%-9s %-9s %-5s %8s  %s", "rule", "level", "result", "time", "what it checks"));
         out.flush();
 
-        TckRunner runner = (coll.isPresent() ? TckRunner.of(DiscoveredNetPluginTck.class, DiscoveredCollNetPluginTck.class)
-                : TckRunner.of(DiscoveredNetPluginTck.class))
-                .requiredOnly(requiredOnly)
+        runner.requiredOnly(requiredOnly)
                 .onlyRules(rules)
                 .reportDirectory(reportDir)
                 .title(title)
@@ -172,10 +215,6 @@ final class TckCommand implements Callable<Integer> {
 
     private Map<String, String> parameters() {
         Map<String, String> p = new LinkedHashMap<>();
-        p.put(TckRunner.NET_PARAMETER, net);
-        if (collNet != null) {
-            p.put(TckRunner.COLLNET_PARAMETER, collNet);
-        }
         if (timeoutScale != null) {
             p.put(TckConfig.JCCL_TCK_TIMEOUT_SCALE, Double.toString(timeoutScale));
         }

@@ -107,7 +107,9 @@ final class CollNetBridge {
             }
             synchronized (this) {
                 contexts.remove(ctx);
-                if (contexts.size() == 0 && plugin != null) {
+                // NCCL finalizes a communicator's context after closing its comms; the transport is
+                // released when no communicator is left and no comm is open (a v6-v10 user has none).
+                if (contexts.size() == 0 && comms.size() == 0 && plugin != null) {
                     plugin.close();
                 }
             }
