@@ -143,7 +143,8 @@ def worker(args):
     dist.destroy_process_group()
     info = {"rank": rank, "torch": torch.__version__, "results": out}
     if args.backend == "nccl":
-        info["nccl"] = ".".join(str(v) for v in torch.cuda.nccl.version())
+        v = torch.cuda.nccl.version()
+        info["nccl"] = ".".join(str(x) for x in v) if isinstance(v, (tuple, list)) else str(v)
         info["gpu"] = torch.cuda.get_device_name(0)
     with open(args.result, "w") as f:
         json.dump(info, f)
@@ -160,8 +161,19 @@ def free_port():
 
 
 def configuration(name, plugin):
-    """The environment of one configuration: jccl[:TxS], jccl-v6, socket[:TxS]."""
+    """The environment of one configuration: NET[:TxS][@chN][+VAR=VALUE...], NET = jccl, jccl-vN or socket.
+
+    TxS sets NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD (read by both JcclSocket and NCCL's Socket);
+    @chN sets NCCL_MIN_NCHANNELS=N (NCCL's channels, each with its own connections and GPU block);
+    +VAR=VALUE sets any other variable."""
     env = {"NCCL_IB_DISABLE": "1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET"}
+    name, *extra = name.split("+")
+    for assignment in extra:
+        var, _, value = assignment.partition("=")
+        env[var] = value
+    name, _, channels = name.partition("@")
+    if channels:
+        env["NCCL_MIN_NCHANNELS"] = channels[len("ch"):] if channels.startswith("ch") else channels
     base, _, layout = name.partition(":")
     version = None
     if base.startswith("jccl"):
@@ -219,11 +231,14 @@ def run_pair(args, name, mode, sizes):
             codes[i] = "killed"
         else:
             codes[i] = p.returncode
-    outcome = {"config": name, "mode": mode, "exit": codes, "logs": logs}
+    outcome = {"config": name, "mode": mode, "exit": codes, "logs": logs,
+               "seconds": round(time.time() - deadline + args.timeout, 1)}
     text = open(logs[0]).read()
     plugin = re.findall(r"Loaded net plugin (\S+) \(v(\d+)\)", text)
-    network = re.findall(r"Using network (\S+)", text)
+    network = re.findall(r"(?:Assigned NET plugin|Using network) (\S+)", text)
     outcome["plugin"] = plugin[0] if plugin else None
+    channels = re.findall(r"(\d+) coll channels", text)
+    outcome["channels"] = int(channels[0]) if channels else None
     outcome["network"] = network[0] if network else None
     if args.backend == "nccl" and outcome["network"] != expected:
         outcome["problem"] = "NCCL used network %s, expected %s" % (outcome["network"], expected)
@@ -232,6 +247,7 @@ def run_pair(args, name, mode, sizes):
     try:
         results = [json.load(open(os.path.join(args.out_dir, "%s-rank%d.json" % (tag, r)))) for r in (0, 1)]
         outcome["ranks"] = results
+        outcome["nccl"] = results[0].get("nccl")
     except (OSError, ValueError):
         outcome.setdefault("problem", "a rank produced no result (exit codes %s); see %s" % (codes, logs))
         for log in logs:
@@ -255,6 +271,7 @@ def main():
     ap.add_argument("--check-sizes", default=",".join(str(s) for s in CHECK_SIZES))
     ap.add_argument("--bench", default="jccl,socket", help="configurations to measure, in this order")
     ap.add_argument("--bench-sizes", default=",".join(str(s) for s in BENCH_SIZES))
+    ap.add_argument("--baseline", default="socket", help="the configuration ratios are taken against")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per configuration")
     args = ap.parse_args()
     if args.worker:
@@ -276,8 +293,9 @@ def main():
         o["ok"] = not bad and "problem" not in o and checked > 0
         failed |= not o["ok"]
         summary["checks"].append({k: v for k, v in o.items() if k != "ranks"} | {"results_checked": checked})
-        print("check %-10s network=%s plugin=%s: %s (%d results checked, %d wrong)%s" % (
-            name, o["network"], o["plugin"], "OK" if o["ok"] else "FAILED", checked, len(bad),
+        print("check %-10s NCCL %s network=%s plugin=%s: %s (%d results checked, %d wrong, %.0f s)%s" % (
+            name, o.get("nccl"), o["network"], o["plugin"], "OK" if o["ok"] else "FAILED", checked, len(bad),
+            o["seconds"],
             "" if "problem" not in o else " - " + o["problem"]))
         for r in bad[:10]:
             print("   wrong: %s %d B: %d elements" % (r["op"], r["bytes"], r["wrong"]))
@@ -290,19 +308,23 @@ def main():
         else:
             failed = True
         summary["bench"].append({k: v for k, v in o.items() if k != "ranks"} | {"results": rows.get(name)})
-        print("bench %-10s network=%s plugin=%s%s" % (name, o["network"], o["plugin"],
-                                                    "" if "problem" not in o else " - " + o["problem"]))
+        print("bench %-16s NCCL %s network=%s plugin=%s channels=%s (%.0f s)%s" % (
+            name, o.get("nccl"), o["network"], o["plugin"], o.get("channels"), o["seconds"],
+            "" if "problem" not in o else " - " + o["problem"]))
         sys.stdout.flush()
     if rows:
-        names = list(rows)
-        print("\n| size | " + " | ".join("%s busbw (GB/s)" % n for n in names) + " | "
-              + " | ".join("%s / %s" % (n, names[-1]) for n in names[:-1]) + " |")
-        print("|---|" + "---|" * (2 * len(names) - 1))
-        for size in bench_sizes:
-            vals = [rows[n].get(size, {}).get("busbw") for n in names]
-            ratio = ["%.2f" % (v / vals[-1]) if v and vals[-1] else "-" for v in vals[:-1]]
-            print("| %d MiB | " % (size >> 20) + " | ".join("%.2f" % v if v else "-" for v in vals) + " | "
-                  + " | ".join(ratio) + " |")
+        base = args.baseline if args.baseline in rows else list(rows)[-1]
+        ref = 256 << 20 if (256 << 20) in bench_sizes else bench_sizes[len(bench_sizes) // 2]
+        channels = {o["config"]: o.get("channels") for o in summary["bench"]}
+        print("\nall_reduce busbw (GB/s), 2 ranks; ratio = busbw / busbw of %s at %d MiB, same run" % (base, ref >> 20))
+        print("| configuration | channels | " + " | ".join("%d MiB" % (b >> 20) for b in bench_sizes)
+              + " | ratio at %d MiB |" % (ref >> 20))
+        print("|---|---|" + "---|" * (len(bench_sizes) + 1))
+        for n, r in rows.items():
+            vals = [r.get(b, {}).get("busbw") for b in bench_sizes]
+            mine, theirs = r.get(ref, {}).get("busbw"), rows[base].get(ref, {}).get("busbw")
+            print("| %s | %s | " % (n, channels.get(n)) + " | ".join("%.2f" % v if v else "-" for v in vals)
+                  + " | %s |" % ("%.2f" % (mine / theirs) if mine and theirs else "-"))
     for o in summary["checks"] + summary["bench"]:
         if o.get("ranks") is None and "ranks" in o:
             del o["ranks"]

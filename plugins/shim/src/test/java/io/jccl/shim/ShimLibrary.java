@@ -1,5 +1,6 @@
 package io.jccl.shim;
 
+import io.jccl.nativenet.NativeCollNetPlugin;
 import io.jccl.nativenet.NativeNetPlugin;
 import io.jccl.nativenet.NativePluginLibrary;
 import io.jccl.spi.NetException;
@@ -68,6 +69,16 @@ final class ShimLibrary {
             }
         } catch (Throwable e) {
             throw new IllegalStateException(e);
+        }
+    }
+
+    /** The shim's ncclCollNet, exported at most as {@code maxVersion}, loaded back into this JVM. */
+    static NativeCollNetPlugin collNet(int maxVersion) throws NetException {
+        setenv(ShimConfig.JCCL_SHIM_MAX_API_VERSION, Integer.toString(maxVersion));
+        try {
+            return NativePluginLibrary.open(library().toString()).collNetPlugin().orElseThrow();
+        } finally {
+            setenv(ShimConfig.JCCL_SHIM_MAX_API_VERSION, "12");
         }
     }
 

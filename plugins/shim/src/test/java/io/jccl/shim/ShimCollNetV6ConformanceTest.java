@@ -1,0 +1,20 @@
+package io.jccl.shim;
+
+import io.jccl.spi.CollNetPlugin;
+import io.jccl.tck.CollNetPluginTck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The CollNet rules through the round trip: the kit's LoopbackCollNet exported by the shim as
+ * ncclCollNet v6 (JCCL_SHIM_COLLNET, set for this module's tests), loaded back through the native
+ * host.
+ */
+class ShimCollNetV6ConformanceTest extends CollNetPluginTck {
+    @Override
+    protected CollNetPlugin createPlugin() throws Exception {
+        var plugin = ShimLibrary.collNet(6);
+        assertEquals(6, plugin.apiVersion().number());
+        return plugin;
+    }
+}
