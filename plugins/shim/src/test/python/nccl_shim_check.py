@@ -15,8 +15,8 @@ Every configuration runs in fresh processes (NCCL reads its variables once per p
 log of each rank is kept, and the script asserts which network and which plugin version NCCL took.
 
 usage (on the GPU machine):
-  python3 nccl_shim_check.py --plugin /path/libnccl-net.so --out DIR \\
-      --check newest,v6 --bench jccl,socket
+  python3 nccl_shim_check.py --plugin /path/libnccl-net.so --out-dir DIR \\
+      --check jccl,jccl-v6 --bench socket,jccl,socket@ch8,jccl@ch8
   python3 nccl_shim_check.py --backend gloo ...   (no GPU: the script's own logic, on CPU)
 """
 import argparse
@@ -269,7 +269,8 @@ def main():
     ap.add_argument("--out-dir", default="nccl-shim-out")
     ap.add_argument("--check", default="jccl,jccl-v6", help="configurations to check (comma list)")
     ap.add_argument("--check-sizes", default=",".join(str(s) for s in CHECK_SIZES))
-    ap.add_argument("--bench", default="jccl,socket", help="configurations to measure, in this order")
+    ap.add_argument("--bench", default="socket,jccl,socket@ch8,jccl@ch8",
+                    help="configurations to measure, in this order")
     ap.add_argument("--bench-sizes", default=",".join(str(s) for s in BENCH_SIZES))
     ap.add_argument("--baseline", default="socket", help="the configuration ratios are taken against")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per configuration")
