@@ -223,7 +223,10 @@ static void add_jars(strbuf* cp, const char* dir) {
     free(names);
 }
 
-/* JCCL_SHIM_CLASSPATH (an entry "DIR/" followed by a star means the jars in DIR), else the jars beside this library. */
+/*
+ * JCCL_SHIM_CLASSPATH (an entry "DIR/" followed by a star means the jars in DIR), else the jars
+ * beside this library.
+ */
 static void build_class_path(strbuf* cp) {
     const char* configured = getenv("JCCL_SHIM_CLASSPATH");
     if (nonblank(configured)) {
@@ -403,8 +406,9 @@ static void* start_thread(void* arg) {
     JNIEnv* env = NULL;
     jint rc = r->create(&vm, (void**) &env, &args);
     if (rc != JNI_OK) {
-        snprintf(r->err, r->errlen, "JNI_CreateJavaVM failed (%d)%s", (int) rc,
-                 rc == JNI_EINVAL ? ": an option in JCCL_SHIM_JVM_OPTS is not valid" : "");
+        const char* opts = getenv("JCCL_SHIM_JVM_OPTS");
+        snprintf(r->err, r->errlen, "JNI_CreateJavaVM failed (%d; the JVM printed why on stderr)%s%s", (int) rc,
+                 nonblank(opts) ? "; check JCCL_SHIM_JVM_OPTS=" : "", nonblank(opts) ? opts : "");
         r->result = ncclSystemError;
         return NULL;
     }

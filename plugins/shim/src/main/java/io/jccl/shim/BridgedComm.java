@@ -17,6 +17,8 @@ import java.util.List;
 final class BridgedComm {
     /** Slots of requests in flight, at most (a request handle has 12 bits for the slot). */
     static final int MAX_REQUESTS = 4096;
+    /** Comm table indexes a request handle can name (the other 20 of its 32 index bits). */
+    static final int MAX_COMM_INDEX = 1 << 20;
     /** Entries NCCL's {@code sizes} arrays of {@code test} have. */
     static final int MAX_SIZES = 64;
 
@@ -47,9 +49,13 @@ final class BridgedComm {
     /**
      * @param request a request the transport returned
      * @param buffers how many sizes {@code test} reports for it (1, or n of a grouped receive)
-     * @return its handle for NCCL, or 0 if {@link #MAX_REQUESTS} are already in flight
+     * @return its handle for NCCL, or 0 if {@link #MAX_REQUESTS} are already in flight (or the comm's
+     *         index is beyond what a request handle can name)
      */
     long track(NetRequest request, int buffers) {
+        if (HandleTable.index(handle) >= MAX_COMM_INDEX) {
+            return 0;
+        }
         int slot;
         if (freeCount > 0) {
             slot = free[--freeCount];

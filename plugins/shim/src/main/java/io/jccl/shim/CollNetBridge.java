@@ -43,7 +43,8 @@ final class CollNetBridge {
     private final HandleTable<Registration> registrations = new HandleTable<>();
     private final HandleTable<Object> contexts = new HandleTable<>();
     private final PropertiesWriter properties = new PropertiesWriter();
-    private CollNetPlugin plugin;
+    /** Set by the first init; read by every data call (volatile: NCCL's threads are not ours). */
+    private volatile CollNetPlugin plugin;
 
     /** @param name the CollNet transport to serve; empty for none */
     CollNetBridge(String name, NetLogger logger, ClassLoader loader) {

@@ -50,7 +50,8 @@ final class NetBridge {
     private final HandleTable<Registration> registrations = new HandleTable<>();
     private final HandleTable<Object> contexts = new HandleTable<>();
     private final PropertiesWriter properties = new PropertiesWriter();
-    private NetPlugin plugin;
+    /** Set by the first init; read by every data call (volatile: NCCL's threads are not ours). */
+    private volatile NetPlugin plugin;
 
     NetBridge(String name, NetLogger logger, ClassLoader loader) {
         this.name = name;

@@ -125,6 +125,15 @@ class ShimProcessTest {
     }
 
     @Test
+    void aBadJvmOptionFailsInitAndNamesTheVariable() throws Exception {
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_JVM_OPTS, "-Xno-such-option"), "init");
+        assertTrue(run.output().contains("init 2\n"), run.output());
+        assertTrue(run.warnings().get(0).contains("JCCL_SHIM_JVM_OPTS=-Xno-such-option"), run.output());
+        Run good = driver(Map.of(ShimConfig.JCCL_SHIM_JVM_OPTS, "-Xmx128m -XX:+UseSerialGC"), "init");
+        assertTrue(good.output().contains("init 0\n"), good.output());
+    }
+
+    @Test
     void ncclNetNamingNcclsOwnTransportLeavesTheShimItsDefaultName() throws Exception {
         Run socket = driver(Map.of("NCCL_NET", "Socket"), "init");
         assertTrue(socket.output().startsWith("version 12 name JcclSocket"), socket.output());
