@@ -118,6 +118,31 @@ def run_bench(torch, dist, rank, device, sizes, sync):
     return results
 
 
+def run_communicator_life_cycle(torch, dist, rank, device, sync, args, kwargs):
+    """A second communicator beside the first (NCCL 2.28+ calls the plugin's init per communicator),
+    then every communicator destroyed (NCCL unloads the plugin) and a new one created (it loads it
+    again): each checked with an all_reduce."""
+    from datetime import timedelta
+    results = []
+    count = 1 << 20
+    mine, theirs = pattern(torch, count, rank, device), pattern(torch, count, 1 - rank, device)
+    group = dist.new_group(ranks=[0, 1])
+    t = mine.clone()
+    dist.all_reduce(t, group=group)
+    sync()
+    results.append({"op": "all_reduce, second communicator", "bytes": 4 * count, "wrong": wrong(torch, t, mine + theirs)})
+    dist.destroy_process_group(group)
+    dist.destroy_process_group()
+    dist.init_process_group(args.backend, init_method="tcp://127.0.0.1:%d" % (args.port + 1), rank=rank, world_size=2,
+                            timeout=timedelta(minutes=10), **kwargs)
+    t = mine.clone()
+    dist.all_reduce(t)
+    sync()
+    results.append({"op": "all_reduce, after all communicators were destroyed", "bytes": 4 * count,
+                    "wrong": wrong(torch, t, mine + theirs)})
+    return results
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -137,6 +162,7 @@ def worker(args):
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.mode == "check":
         out = run_checks(torch, dist, rank, device, sizes, sync)
+        out += run_communicator_life_cycle(torch, dist, rank, device, sync, args, kwargs)
     else:
         out = run_bench(torch, dist, rank, device, sizes, sync)
     dist.barrier()
