@@ -10,6 +10,9 @@
  *                                       of 5 rounds of N calls; ns per 8-byte isend/irecv/test
  *                                       round, best of 5 rounds of N/10
  *   jccl-shim-driver LIBRARY init       init only; prints the result code (for failure paths)
+ *   jccl-shim-driver LIBRARY reload     exchange, dlclose, then reopen as NCCL 2.28/2.29 do for the
+ *                                       next communicator (by the default name libnccl-net.so, the
+ *                                       path forgotten) and exchange again
  *
  * Prints "version N" first, log lines as "LOG <level> <message>", and "OK" on success.
  */
@@ -355,17 +358,11 @@ static void bench(pair* p, char* src, char* dst, void* smh, void* rmh, long n) {
     printf("BENCH test_ns %.1f iflush_ns %.1f pair_ns %.1f iterations %ld\n", testNs, flushNs, pairNs, n);
 }
 
-int main(int argc, char** argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init\n", argv[0]);
-        return 2;
-    }
-    setvbuf(stdout, NULL, _IOLBF, 0);
-    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-    if (lib == NULL) {
-        printf("FAILED dlopen: %s\n", dlerror());
-        return 1;
-    }
+/* Takes the newest ncclNetPlugin_vN of lib, as NCCL does; returns 0 if none (or one the driver does not speak). */
+static int find_table(void* lib) {
+    version = 0;
+    v6 = NULL;
+    v11 = NULL;
     for (int v = 12; v >= 6 && version == 0; v--) {
         char symbol[32];
         snprintf(symbol, sizeof symbol, "ncclNetPlugin_v%d", v);
@@ -378,28 +375,26 @@ int main(int argc, char** argv) {
                 v11 = table;
             } else {
                 printf("FAILED the driver speaks v6, v11 and v12; the library's newest is v%d\n", v);
-                return 1;
+                return 0;
             }
         }
     }
     if (version == 0) {
         printf("FAILED no ncclNetPlugin_vN symbol\n");
-        return 1;
     }
-    printf("version %d name %s\n", version, v6 ? v6->name : v11->name);
+    return version;
+}
 
+/* One communicator's life, as NCCL 2.28+ lives it: init (twice, v11+), transfers or the benchmark, finalize. */
+static void session(const char* mode, long benchIterations) {
     pair p = {0};
-    if (strcmp(argv[2], "init") == 0) {
-        printf("init %d\n", p_init(&p.ctx, 1));
-        return 0;
-    }
     CHECK(p_init(&p.ctx, 1));
     void* second = NULL;
     if (!v6) {
         CHECK(p_init(&second, 2)); /* NCCL 2.28+: init per communicator */
         if (second == NULL || second == p.ctx) {
             printf("FAILED the second init returned context %p (first %p)\n", second, p.ctx);
-            return 1;
+            exit(1);
         }
     }
     int ndev = 0;
@@ -417,8 +412,8 @@ int main(int argc, char** argv) {
     CHECK(p_regMr(p.sc, src, capacity, &smh));
     CHECK(p_regMr(p.rc, dst, capacity, &rmh));
 
-    if (strcmp(argv[2], "bench") == 0) {
-        bench(&p, src, dst, smh, rmh, argc > 3 ? atol(argv[3]) : 100000);
+    if (strcmp(mode, "bench") == 0) {
+        bench(&p, src, dst, smh, rmh, benchIterations);
     } else {
         size_t sizes[] = {0, 1, 8, 1000, 4096, 65536, 1u << 20, 4u << 20};
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -431,7 +426,7 @@ int main(int argc, char** argv) {
         int done;
         if (p_test((void*) 0x1234, &done, NULL) == ncclSuccess) {
             printf("FAILED test() of a garbage request succeeded\n");
-            return 1;
+            exit(1);
         }
         printf("transfers ok\n");
     }
@@ -444,6 +439,47 @@ int main(int argc, char** argv) {
     }
     free(src);
     free(dst);
+}
+
+int main(int argc, char** argv) {
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|reload\n", argv[0]);
+        return 2;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        printf("FAILED dlopen: %s\n", dlerror());
+        return 1;
+    }
+    if (find_table(lib) == 0) {
+        return 1;
+    }
+    printf("version %d name %s\n", version, v6 ? v6->name : v11->name);
+
+    if (strcmp(argv[2], "init") == 0) {
+        void* ctx = NULL;
+        printf("init %d\n", p_init(&ctx, 1));
+        return 0;
+    }
+    session(argv[2], argc > 3 ? atol(argv[3]) : 100000);
+    if (strcmp(argv[2], "reload") == 0) {
+        /* NCCL 2.28/2.29: the last communicator is gone, the plugin is unloaded and its path forgotten;
+           the next communicator opens the default name. */
+        const void* before = v6 ? (const void*) v6 : (const void*) v11;
+        dlclose(lib);
+        lib = dlopen("libnccl-net.so", RTLD_NOW | RTLD_LOCAL);
+        if (lib == NULL) {
+            printf("FAILED reopening by the default name: %s\n", dlerror());
+            return 1;
+        }
+        if (find_table(lib) == 0) {
+            return 1;
+        }
+        const void* after = v6 ? (const void*) v6 : (const void*) v11;
+        printf("reopened %s library as libnccl-net.so\n", before == after ? "the same" : "ANOTHER");
+        session("exchange", 0);
+    }
     printf("OK\n");
     return 0;
 }

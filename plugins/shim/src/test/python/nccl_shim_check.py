@@ -162,11 +162,20 @@ def worker(args):
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.mode == "check":
         out = run_checks(torch, dist, rank, device, sizes, sync)
-        out += run_communicator_life_cycle(torch, dist, rank, device, sync, args, kwargs)
+        try:
+            out += run_communicator_life_cycle(torch, dist, rank, device, sync, args, kwargs)
+        except Exception as e:  # recorded as a failed check; the results above are kept
+            out.append({"op": "communicator life cycle", "bytes": 0, "wrong": 1, "error": str(e)[:500]})
+            write_result(args, rank, torch, out)
+            raise
     else:
         out = run_bench(torch, dist, rank, device, sizes, sync)
     dist.barrier()
     dist.destroy_process_group()
+    write_result(args, rank, torch, out)
+
+
+def write_result(args, rank, torch, out):
     info = {"rank": rank, "torch": torch.__version__, "results": out}
     if args.backend == "nccl":
         v = torch.cuda.nccl.version()
@@ -325,7 +334,7 @@ def main():
             o["seconds"],
             "" if "problem" not in o else " - " + o["problem"]))
         for r in bad[:10]:
-            print("   wrong: %s %d B: %d elements" % (r["op"], r["bytes"], r["wrong"]))
+            print("   wrong: %s %d B: %s" % (r["op"], r["bytes"], r.get("error") or "%d elements" % r["wrong"]))
         sys.stdout.flush()
     rows = {}
     for name in [c for c in args.bench.split(",") if c]:

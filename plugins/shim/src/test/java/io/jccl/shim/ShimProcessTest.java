@@ -78,6 +78,17 @@ class ShimProcessTest {
     }
 
     @Test
+    void survivesNcclUnloadingItAndReopeningTheDefaultName() throws Exception {
+        // NCCL 2.28 and 2.29 dlclose the plugin after the last communicator, forget NCCL_NET_PLUGIN's
+        // path and dlopen "libnccl-net.so" for the next one: nodelete keeps the JVM's library mapped,
+        // and its soname lets that reopen find it though no directory on the library path holds it.
+        Run run = driver(Map.of(), "reload");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().contains("reopened the same library as libnccl-net.so"), run.output());
+        assertEquals(2, run.output().split("transfers ok", -1).length - 1, run.output());
+    }
+
+    @Test
     void withoutAJdkInitFailsWithOneWarningThatNamesTheVariable() throws Exception {
         Map<String, String> none = new HashMap<>();
         none.put("JCCL_JAVA_HOME", null);
