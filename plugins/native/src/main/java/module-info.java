@@ -3,7 +3,7 @@
  * lists those of NCCL_NET_PLUGIN in transport discovery.
  */
 module io.jccl.nativenet {
-    requires io.jccl.spi;
+    requires transitive io.jccl.spi;
 
     exports io.jccl.nativenet;
 

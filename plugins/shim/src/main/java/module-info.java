@@ -3,7 +3,7 @@
  * with {@link java.util.ServiceLoader}.
  */
 module io.jccl.shim {
-    requires io.jccl.spi;
+    requires transitive io.jccl.spi;
 
     exports io.jccl.shim;
 

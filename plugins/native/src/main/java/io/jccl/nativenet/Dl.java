@@ -16,6 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@link SymbolLookup#libraryLookup}: NCCL's flags ({@code RTLD_NOW | RTLD_LOCAL}), dlerror's exact
  * message for a library that does not load, and dladdr to say which file was found.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class Dl {
     static final int RTLD_NOW = 0x2;
     static final int RTLD_LOCAL = 0;

@@ -16,6 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * segments. Names spell the arguments: {@code L} a pointer or 64-bit integer, {@code I} a 32-bit
  * one; all return {@code ncclResult_t}.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class Downcalls {
     private Downcalls() {
     }

@@ -34,6 +34,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>The library is found beside this module's jar (where the launcher unpacks it) or in its
  * classes folder; otherwise it is copied out of the jar into a temporary file.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class HostSupport {
     static final String LIBRARY = "libjccl-nativehost.so";
     private static final String RESOURCE = "META-INF/native/linux-" + System.getProperty("os.arch") + "/" + LIBRARY;

@@ -45,6 +45,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@code ireducescatter} before {@code iflush}, moving the later slots), argument widths and
  * properties as {@link NativeNetPlugin} does for ncclNet.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 public final class NativeCollNetPlugin implements CollNetPlugin {
     /** {@code MAX_NET_SIZE}: the largest element count NCCL passes a v6 to v8 iallreduce. */
     private static final long MAX_COUNT_BEFORE_V9 = 1L << 30;

@@ -63,6 +63,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * own native scratch memory for out-parameters and arrays, and request pointers come back as pooled
  * {@link NativeRequest}s.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 public final class NativeNetPlugin implements NetPlugin {
     /** {@code MAX_NET_SIZE}: the largest message NCCL passes a v6 to v8 plugin. */
     private static final long MAX_NET_SIZE = 1L << 30;

@@ -14,6 +14,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * older versions lack as NCCL's compat layer does (spec 4.5): regIsGlobal and forceFlush 0 before
  * v8 and v9, maxP2pBytes 1 GiB and maxCollBytes 512 MiB before v9.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class NativeProperties {
     private NativeProperties() {
     }

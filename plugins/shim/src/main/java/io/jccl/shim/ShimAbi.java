@@ -17,6 +17,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * tables the Java half fills with upcall stubs. Every pointer crosses as a {@code long} (LP64), so
  * that upcalls receive plain values and allocate nothing.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class ShimAbi {
     private ShimAbi() {
     }

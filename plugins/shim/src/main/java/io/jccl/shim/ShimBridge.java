@@ -21,6 +21,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * and writes their addresses into the C half's operation tables. From then on NCCL's calls reach
  * {@link NetBridge} and {@link CollNetBridge} through those stubs alone.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 public final class ShimBridge {
     private ShimBridge() {
     }

@@ -18,6 +18,7 @@ import java.lang.invoke.MethodHandle;
  * <p>NCCL filters what it prints; {@link #isEnabled} only spares the formatting of lines NCCL would
  * drop, reading {@code NCCL_DEBUG} and {@code NCCL_DEBUG_SUBSYS} as NCCL does. Warnings always pass.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class ShimLogger implements NetLogger {
     private final MethodHandle log;
     private final LogLevel level;

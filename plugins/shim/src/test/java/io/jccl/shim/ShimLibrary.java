@@ -23,6 +23,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * Test helper: where the build put the shim library and the C driver, the class path the shim needs
  * (spi, shim, net-socket), and the shim's library loaded into this JVM through the native host.
  */
+@SuppressWarnings("restricted") // FFM by design: native memory and calls are this class's job
 final class ShimLibrary {
     private static final MethodHandle SETENV = Linker.nativeLinker().downcallHandle(
             Linker.nativeLinker().defaultLookup().find("setenv").orElseThrow(),
