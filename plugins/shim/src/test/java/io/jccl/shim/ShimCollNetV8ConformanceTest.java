@@ -2,6 +2,7 @@ package io.jccl.shim;
 
 import io.jccl.spi.CollNetPlugin;
 import io.jccl.tck.CollNetPluginTck;
+import io.jccl.tck.selftest.KitTestSettings;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -11,6 +12,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * host. v8 is where iallgather and ireducescatter were inserted before iflush, moving every later slot.
  */
 class ShimCollNetV8ConformanceTest extends CollNetPluginTck {
+    static {
+        KitTestSettings.apply();
+    }
+
     @Override
     protected CollNetPlugin createPlugin() throws Exception {
         var plugin = ShimLibrary.collNet(8);

@@ -3,6 +3,7 @@ package io.jccl.shim;
 import io.jccl.nativenet.NativeHostConfig;
 import io.jccl.spi.NetPlugin;
 import io.jccl.tck.NetPluginTck;
+import io.jccl.tck.selftest.KitTestSettings;
 
 /**
  * The conformance kit through the round trip: JcclSocket exported by the shim as ncclNet v12,
@@ -15,6 +16,7 @@ import io.jccl.tck.NetPluginTck;
 class ShimConformanceTest extends NetPluginTck {
     static {
         System.setProperty(NativeHostConfig.NCCL_NET_PLUGIN, ShimLibrary.library().toString());
+        KitTestSettings.apply();
     }
 
     @Override

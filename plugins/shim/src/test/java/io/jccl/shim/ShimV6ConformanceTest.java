@@ -3,6 +3,7 @@ package io.jccl.shim;
 import io.jccl.nativenet.NativeHostConfig;
 import io.jccl.spi.NetPlugin;
 import io.jccl.tck.NetPluginTck;
+import io.jccl.tck.selftest.KitTestSettings;
 
 /**
  * {@link ShimConformanceTest} at the oldest version the shim exports, ncclNet v6 (what NCCL 2.13
@@ -11,6 +12,7 @@ import io.jccl.tck.NetPluginTck;
 class ShimV6ConformanceTest extends NetPluginTck {
     static {
         System.setProperty(NativeHostConfig.NCCL_NET_PLUGIN, ShimLibrary.library().toString());
+        KitTestSettings.apply();
     }
 
     @Override
