@@ -1,0 +1,131 @@
+package io.jccl.net.ib;
+
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetResult;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The sender's side of connection set-up, one non-blocking step per {@code connect} call (NCCL's
+ * {@code ncclIbConnect} stages): TCP connect &rarr; create the queue pairs (INIT) and the FIFO, send
+ * HELLO &rarr; read the receiver's REPLY, move the queue pairs to RTR and RTS &rarr; send READY
+ * &rarr; the send comm.
+ */
+final class ConnectHandshake {
+    private enum Stage { CONNECTING, SEND_HELLO, READ_REPLY, SEND_READY }
+
+    private final IbDevice device;
+    private final IbConfig config;
+    private final NetLogger logger;
+    private final InetSocketAddress target;
+    private final byte[] secret;
+    private final SocketChannel channel;
+    private Stage stage = Stage.CONNECTING;
+    private IbSendComm comm;
+    private ByteBuffer out;
+    private ByteBuffer in;
+
+    ConnectHandshake(IbDevice device, IbConfig config, NetLogger logger, IbHandle.Target target) throws NetException {
+        this.device = device;
+        this.config = config;
+        this.logger = logger;
+        this.target = target.address();
+        this.secret = target.secret();
+        try {
+            channel = SocketChannel.open();
+            channel.configureBlocking(false);
+            channel.connect(this.target);
+        } catch (IOException e) {
+            throw new NetException(NetResult.SYSTEM_ERROR, "JcclIB: cannot connect to the listener at " + this.target
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Advances as far as possible without blocking.
+     *
+     * @return the send comm once connected, else {@code null}
+     * @throws NetException if the connection fails; everything is released
+     */
+    IbSendComm step() throws NetException {
+        try {
+            switch (stage) {
+                case CONNECTING -> {
+                    if (!channel.finishConnect()) {
+                        return null;
+                    }
+                    SideChannel.configure(channel, config.peerTimeoutMs());
+                    comm = IbSendComm.create(device, config, logger);
+                    out = comm.hello(secret).encode();
+                    stage = Stage.SEND_HELLO;
+                    return step();
+                }
+                case SEND_HELLO -> {
+                    if (!SideChannel.drain(channel, out)) {
+                        return null;
+                    }
+                    in = ByteBuffer.allocate(ConnectionInfo.HEADER);
+                    stage = Stage.READ_REPLY;
+                    return step();
+                }
+                case READ_REPLY -> {
+                    if (!SideChannel.fill(channel, in)) {
+                        return null;
+                    }
+                    if (in.capacity() == ConnectionInfo.HEADER) {
+                        int nqps = ConnectionInfo.checkHeader(in, ConnectionInfo.REPLY, secret);
+                        in = SideChannel.grow(in, nqps);
+                        return step();
+                    }
+                    ConnectionInfo reply = ConnectionInfo.decode(in);
+                    comm.connect(reply);
+                    out = ConnectionInfo.ready();
+                    stage = Stage.SEND_READY;
+                    return step();
+                }
+                case SEND_READY -> {
+                    if (!SideChannel.drain(channel, out)) {
+                        return null;
+                    }
+                    comm.attachSideChannel(channel);
+                    IbSendComm done = comm;
+                    comm = null;
+                    return done;
+                }
+                default -> throw new IllegalStateException(stage.toString());
+            }
+        } catch (IOException e) {
+            abort();
+            throw new NetException(stage == Stage.CONNECTING ? NetResult.SYSTEM_ERROR : NetResult.REMOTE_ERROR,
+                    "JcclIB: connecting to " + target + " failed (" + stage + "): " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            abort();
+            throw NetException.remoteError("JcclIB: the listener at " + target + " answered with garbage: "
+                    + e.getMessage());
+        } catch (NetException | RuntimeException e) {
+            abort();
+            throw e;
+        }
+    }
+
+    /** Releases what the handshake holds. */
+    void abort() {
+        if (comm != null) {
+            try {
+                comm.close();
+            } catch (NetException ignored) {
+                // releasing after a failure
+            }
+            comm = null;
+        }
+        try {
+            channel.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+}
