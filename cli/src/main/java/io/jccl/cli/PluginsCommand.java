@@ -82,7 +82,6 @@ final class PluginsCommand implements Callable<Integer> {
             out.println("problem:\t" + problem);
         }
         if (only == null && !found.netPlugins().isEmpty()) {
-            out.println();
             out.println(describeSelection(found, log));
         }
         out.flush();

@@ -1,0 +1,107 @@
+package io.jccl.net.socket;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The inbound side of a control stream, used by the comm's caller thread only: a read buffer that
+ * the comm parses frames from. Payload that follows a frame can be copied out of the buffer, or, once
+ * the buffer is empty, read straight into registered memory.
+ */
+final class ControlIn {
+    static final int BUFFER_BYTES = 128 << 10;
+    private static final ValueLayout.OfInt I32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+
+    private final SocketChannel channel;
+    private final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_BYTES);
+    private final MemorySegment memory = MemorySegment.ofBuffer(buffer);
+    /** Bytes [parsed, filled) of the buffer are received and not yet consumed. */
+    private int parsed;
+    private int filled;
+
+    ControlIn(SocketChannel channel) {
+        this.channel = channel;
+    }
+
+    /** @return bytes received and not yet consumed */
+    int available() {
+        return filled - parsed;
+    }
+
+    /**
+     * Reads what the socket has, without blocking, making room first if needed.
+     *
+     * @return bytes read
+     * @throws EOFException if the peer closed the connection
+     */
+    int fill() throws IOException {
+        return fill(BUFFER_BYTES);
+    }
+
+    /**
+     * Reads at most {@code atMost} bytes. A comm that expects a frame header followed by a large
+     * payload reads just the header, so the payload lands straight in registered memory instead of
+     * being read ahead into this buffer and copied out.
+     */
+    int fill(int atMost) throws IOException {
+        if (parsed == filled) {
+            parsed = 0;
+            filled = 0;
+        } else if (filled == BUFFER_BYTES || (parsed > BUFFER_BYTES / 2)) {
+            MemorySegment.copy(memory, parsed, memory, 0, filled - parsed);
+            filled -= parsed;
+            parsed = 0;
+        }
+        if (filled == BUFFER_BYTES) {
+            return 0;
+        }
+        buffer.limit((int) Math.min(BUFFER_BYTES, (long) filled + atMost)).position(filled);
+        int n = channel.read(buffer);
+        if (n < 0) {
+            throw new EOFException("the peer closed the connection");
+        }
+        filled += n;
+        return n;
+    }
+
+    byte byteAt(int i) {
+        return memory.get(ValueLayout.JAVA_BYTE, parsed + i);
+    }
+
+    int intAt(int i) {
+        return memory.get(I32, parsed + i);
+    }
+
+    long longAt(int i) {
+        return memory.get(I64, parsed + i);
+    }
+
+    void consume(int n) {
+        parsed += n;
+    }
+
+    /** Copies {@code n} buffered bytes to {@code target} and consumes them. */
+    void copyTo(MemorySegment target, long targetOffset, int n) {
+        MemorySegment.copy(memory, parsed, target, targetOffset, n);
+        parsed += n;
+    }
+
+    /**
+     * Reads payload straight from the socket into registered memory; only when nothing is buffered.
+     *
+     * @return bytes read, 0 if none are there yet
+     */
+    int readDirect(MemoryRegion region, long offset, int length) throws IOException {
+        int n = channel.read(region.view(0, offset, length));
+        if (n < 0) {
+            throw new EOFException("the peer closed the connection");
+        }
+        return n;
+    }
+}

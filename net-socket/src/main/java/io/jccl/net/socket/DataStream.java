@@ -1,0 +1,123 @@
+package io.jccl.net.socket;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.SocketChannel;
+
+/**
+ * One data stream of a comm: a TCP connection and a single-producer single-consumer ring of chunks
+ * to move through it, in order. The comm's caller thread produces chunks (as it reads DATA frames
+ * or posts sends); one {@link StreamWorker} consumes them, moving bytes between registered memory
+ * and the socket without copies. Nothing is allocated per chunk.
+ */
+final class DataStream {
+    static final int CAPACITY = 1024;
+    private static final VarHandle HEAD;
+    private static final VarHandle TAIL;
+    private static final VarHandle LAST_MOVED;
+
+    static {
+        try {
+            MethodHandles.Lookup l = MethodHandles.lookup();
+            HEAD = l.findVarHandle(DataStream.class, "head", long.class);
+            TAIL = l.findVarHandle(DataStream.class, "tail", long.class);
+            LAST_MOVED = l.findVarHandle(DataStream.class, "lastMovedNanos", long.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /** Index of this stream's views in a {@link MemoryRegion} (0 is the control stream). */
+    final int viewIndex;
+    final SocketChannel channel;
+    private final boolean sending;
+
+    private final MemoryRegion[] regions = new MemoryRegion[CAPACITY];
+    private final long[] offsets = new long[CAPACITY];
+    private final int[] lengths = new int[CAPACITY];
+    private final SocketRequest[] owners = new SocketRequest[CAPACITY];
+
+    @SuppressWarnings("unused") private volatile long head; // consumer's
+    @SuppressWarnings("unused") private volatile long tail; // producer's
+    @SuppressWarnings("unused") private volatile long lastMovedNanos;
+    /** Bytes of the head chunk already moved; the consumer's alone. */
+    private int doneInHead;
+
+    DataStream(int viewIndex, SocketChannel channel, boolean sending) {
+        this.viewIndex = viewIndex;
+        this.channel = channel;
+        this.sending = sending;
+        LAST_MOVED.setRelease(this, System.nanoTime());
+    }
+
+    /** Producer: chunks that can still be queued. */
+    int free() {
+        return CAPACITY - (int) ((long) TAIL.getOpaque(this) - (long) HEAD.getAcquire(this));
+    }
+
+    /** Producer: whether chunks are queued and not yet moved. */
+    boolean busy() {
+        return (long) TAIL.getOpaque(this) != (long) HEAD.getAcquire(this);
+    }
+
+    /** @return when the consumer last moved a byte, or when the stream became busy */
+    long lastMovedNanos() {
+        return (long) LAST_MOVED.getAcquire(this);
+    }
+
+    /** Producer: queues a chunk; the caller has checked {@link #free()}. */
+    void offer(MemoryRegion region, long offset, int length, SocketRequest owner) {
+        long t = (long) TAIL.getOpaque(this);
+        if (!busy()) {
+            // An idle stream has not stalled: the failure bound starts counting now.
+            LAST_MOVED.setRelease(this, System.nanoTime());
+        }
+        int i = (int) (t & (CAPACITY - 1));
+        regions[i] = region;
+        offsets[i] = offset;
+        lengths[i] = length;
+        owners[i] = owner;
+        TAIL.setRelease(this, t + 1);
+    }
+
+    /**
+     * Consumer: moves as many bytes as the socket takes or gives without blocking.
+     *
+     * @return bytes moved
+     * @throws IOException if the connection failed or the peer closed it
+     */
+    long progress() throws IOException {
+        long moved = 0;
+        long h = (long) HEAD.getOpaque(this);
+        long t = (long) TAIL.getAcquire(this);
+        while (h < t) {
+            int i = (int) (h & (CAPACITY - 1));
+            int remaining = lengths[i] - doneInHead;
+            int step = (int) Math.min(remaining, MemoryRegion.WINDOW_STEP);
+            var view = regions[i].view(viewIndex, offsets[i] + doneInHead, step);
+            int n = sending ? channel.write(view) : channel.read(view);
+            if (n < 0) {
+                throw new EOFException("the peer closed the connection");
+            }
+            if (n == 0) {
+                break;
+            }
+            moved += n;
+            doneInHead += n;
+            owners[i].moved(n);
+            if (doneInHead == lengths[i]) {
+                regions[i] = null;
+                owners[i] = null;
+                doneInHead = 0;
+                h++;
+                HEAD.setRelease(this, h);
+            }
+        }
+        if (moved > 0) {
+            LAST_MOVED.setRelease(this, System.nanoTime());
+        }
+        return moved;
+    }
+}

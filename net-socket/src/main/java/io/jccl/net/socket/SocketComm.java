@@ -1,0 +1,230 @@
+package io.jccl.net.socket;
+
+import io.jccl.spi.LogSubsystem;
+import io.jccl.spi.NetException;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What a send comm and a receive comm share: the control stream, the data streams and their I/O
+ * threads, registrations, and failure. A comm fails once, for good: the first failure is kept and
+ * every pending and later call reports it.
+ *
+ * <p>Caller-thread state is touched only by the thread that calls the comm's methods (NCCL uses a
+ * comm from one thread at a time); the data streams are shared with the I/O threads through
+ * single-producer single-consumer rings.
+ */
+abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
+    private static final VarHandle FAILURE;
+
+    static {
+        try {
+            FAILURE = MethodHandles.lookup().findVarHandle(SocketComm.class, "failure", NetException.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    final SocketNetPlugin plugin;
+    /** The peer's address, for error messages. */
+    final String peer;
+    final SocketChannel control;
+    final ControlOut out;
+    final ControlIn in;
+    final DataStream[] streams;
+    private final StreamWorker[] workers;
+    final int inlineBytes;
+    final int minChunkBytes;
+    final long timeoutNanos;
+    private volatile NetException failure;
+    private volatile boolean closed;
+    /** Round-robin position of the next chunk, the same on both ends of the connection. */
+    private int nextStream;
+
+    SocketComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
+               int threads, boolean sending, String peer) {
+        this.plugin = plugin;
+        this.peer = peer;
+        this.control = control;
+        this.out = new ControlOut(control);
+        this.in = new ControlIn(control);
+        this.inlineBytes = settings.inlineBytes();
+        this.minChunkBytes = settings.minChunkBytes();
+        this.timeoutNanos = settings.timeout().toNanos();
+        this.streams = new DataStream[data.length];
+        for (int s = 0; s < data.length; s++) {
+            streams[s] = new DataStream(s + 1, data[s], sending);
+        }
+        int t = data.length == 0 ? 0 : Math.max(1, Math.min(threads, data.length));
+        this.workers = new StreamWorker[t];
+        for (int w = 0; w < t; w++) {
+            int count = 0;
+            for (int s = w; s < data.length; s += t) {
+                count++;
+            }
+            DataStream[] mine = new DataStream[count];
+            for (int s = w, k = 0; s < data.length; s += t) {
+                mine[k++] = streams[s];
+            }
+            workers[w] = new StreamWorker(this, mine,
+                    "jccl-socket-" + (sending ? "send" : "recv") + "-" + peer + "-" + w);
+        }
+    }
+
+    /** Starts the I/O threads; called once the comm is fully built, so they never see it half made. */
+    final void start() {
+        for (StreamWorker w : workers) {
+            w.start();
+        }
+    }
+
+    /** @return the first failure of this comm, or null */
+    final NetException failure() {
+        return failure;
+    }
+
+    /** Records the comm's failure (the first one wins) and logs it once. Any thread. */
+    final void fail(NetException cause) {
+        if (FAILURE.compareAndSet(this, null, cause) && !closed) {
+            plugin.logger().warn("NET/JcclSocket: connection %s %s failed: %s", sending() ? "to" : "from", peer,
+                    cause.getMessage());
+        }
+    }
+
+    /** @throws NetException the comm's failure, or an internal error if it was closed */
+    final void checkUsable() throws NetException {
+        NetException f = failure;
+        if (f != null) {
+            throw f;
+        }
+        if (closed) {
+            throw NetException.internalError("JcclSocket comm " + peer + " is closed");
+        }
+    }
+
+    abstract boolean sending();
+
+    /** Parses what arrived on the control stream. */
+    abstract void readInbound() throws IOException, NetException;
+
+    /** @return whether the comm is waiting for payload bytes that the peer has committed to send */
+    abstract boolean inboundInFlight();
+
+    /** @return when inbound payload last arrived */
+    abstract long lastInboundNanos();
+
+    /**
+     * Moves what can move without blocking on the control stream, and enforces the failure bound:
+     * a peer that takes no committed bytes, or sends none of a committed message, for longer than
+     * the timeout fails the comm.
+     *
+     * @throws NetException the comm's failure
+     */
+    final void progress() throws NetException {
+        checkUsable();
+        try {
+            if (out.busy()) {
+                out.flush();
+            }
+            readInbound();
+        } catch (IOException e) {
+            fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
+                    + e.getMessage(), e));
+        } catch (NetException e) {
+            fail(e);
+        }
+        watchStalls();
+        checkUsable();
+    }
+
+    private void watchStalls() {
+        long now = System.nanoTime();
+        if (out.busy() && now - out.lastMovedNanos() > timeoutNanos) {
+            fail(stalled("accepted no data"));
+            return;
+        }
+        if (inboundInFlight() && now - lastInboundNanos() > timeoutNanos) {
+            fail(stalled("sent none of a message it started"));
+            return;
+        }
+        for (DataStream s : streams) {
+            if (s.busy() && now - s.lastMovedNanos() > timeoutNanos) {
+                fail(stalled(sending() ? "accepted no data on stream " + s.viewIndex
+                        : "sent none of a message it started on stream " + s.viewIndex));
+                return;
+            }
+        }
+    }
+
+    private NetException stalled(String what) {
+        return NetException.remoteError("peer " + peer + " " + what + " for "
+                + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms: it is dead or stuck (JCCL_SOCKET_TIMEOUT_MS)");
+    }
+
+    /** Deals a message's payload over the data streams in chunks, the same way on both ends. */
+    final void stripe(MemoryRegion region, long offset, long size, SocketRequest owner) {
+        long chunk = chunkBytes(size);
+        for (long done = 0; done < size; done += chunk) {
+            DataStream s = streams[nextStream];
+            nextStream = (nextStream + 1) % streams.length;
+            s.offer(region, offset + done, (int) Math.min(chunk, size - done), owner);
+        }
+        for (StreamWorker w : workers) {
+            w.wake();
+        }
+    }
+
+    /** @return whether every stream can take the chunks of a {@code size}-byte message now */
+    final boolean streamsHaveRoom(long size) {
+        long chunks = (size + chunkBytes(size) - 1) / chunkBytes(size);
+        long perStream = (chunks + streams.length - 1) / streams.length;
+        for (DataStream s : streams) {
+            if (s.free() < perStream) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private long chunkBytes(long size) {
+        return Math.max(minChunkBytes, (size + streams.length - 1) / streams.length);
+    }
+
+    final MemoryRegion register(MemorySegment data) throws NetException {
+        checkUsable();
+        return new MemoryRegion(this, data, streams.length + 1);
+    }
+
+    /** Closes the connection: stops the I/O threads first, so no I/O touches memory afterwards. */
+    final void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (StreamWorker w : workers) {
+            w.stop();
+        }
+        closeQuietly(control);
+        for (DataStream s : streams) {
+            closeQuietly(s.channel);
+        }
+        plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: closed connection %s %s", sending() ? "to" : "from", peer);
+    }
+
+    final boolean isClosed() {
+        return closed;
+    }
+
+    private static void closeQuietly(SocketChannel c) {
+        try {
+            c.close();
+        } catch (IOException e) {
+            // Closing a broken socket can fail; it is closed either way.
+        }
+    }
+}

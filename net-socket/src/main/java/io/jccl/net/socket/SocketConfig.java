@@ -1,0 +1,157 @@
+package io.jccl.net.socket;
+
+import io.jccl.spi.config.Env;
+import io.jccl.spi.config.EnvVar;
+
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * Every variable JcclSocket reads, and the settings parsed from them. NCCL's names are used where
+ * NCCL's socket transport has the same knob.
+ */
+public final class SocketConfig {
+    private SocketConfig() {
+    }
+
+    @EnvVar(defaultValue = "",
+            description = "Interfaces for JcclSocket, as NCCL reads it: comma list of prefixes, ^ to exclude, = for exact "
+                    + "names; unset: ib* first, else any but lo/docker*/virbr*, else those.")
+    public static final String NCCL_SOCKET_IFNAME = "NCCL_SOCKET_IFNAME";
+
+    @EnvVar(defaultValue = "",
+            description = "Address family of JcclSocket devices: AF_INET or AF_INET6; unset: IPv4 preferred, IPv6 "
+                    + "when an interface has no IPv4 address.")
+    public static final String NCCL_SOCKET_FAMILY = "NCCL_SOCKET_FAMILY";
+
+    @EnvVar(defaultValue = "auto",
+            description = "I/O threads per JcclSocket connection (0 to 16); 0 moves all data on the control stream "
+                    + "in the caller of test(). auto: 0 on machines with fewer than 8 cores, else 2.")
+    public static final String NCCL_SOCKET_NTHREADS = "NCCL_SOCKET_NTHREADS";
+
+    @EnvVar(defaultValue = "auto",
+            description = "Data streams (TCP connections) per I/O thread; threads x streams is capped at 64. "
+                    + "auto: 1.")
+    public static final String NCCL_NSOCKS_PERTHREAD = "NCCL_NSOCKS_PERTHREAD";
+
+    @EnvVar(defaultValue = "1024",
+            description = "Messages up to this many bytes travel inline on the control stream, copied once.")
+    public static final String NCCL_SOCKET_INLINE = "NCCL_SOCKET_INLINE";
+
+    @EnvVar(defaultValue = "65536",
+            description = "Smallest chunk a message is cut into when it is striped over the data streams.")
+    public static final String NCCL_SOCKET_MIN_TASKSIZE = "NCCL_SOCKET_MIN_TASKSIZE";
+
+    @EnvVar(defaultValue = "",
+            description = "SO_SNDBUF of JcclSocket connections in bytes; unset: the kernel's autotuning.")
+    public static final String NCCL_SOCKET_SNDBUF = "NCCL_SOCKET_SNDBUF";
+
+    @EnvVar(defaultValue = "",
+            description = "SO_RCVBUF of JcclSocket connections in bytes; unset: the kernel's autotuning.")
+    public static final String NCCL_SOCKET_RCVBUF = "NCCL_SOCKET_RCVBUF";
+
+    @EnvVar(defaultValue = "34",
+            description = "Times JcclSocket retries a refused or unreachable connect before it fails.")
+    public static final String NCCL_SOCKET_RETRY_CNT = "NCCL_SOCKET_RETRY_CNT";
+
+    @EnvVar(defaultValue = "100",
+            description = "Milliseconds before the first connect retry; the n-th retry waits n times as long.")
+    public static final String NCCL_SOCKET_RETRY_SLEEP_MSEC = "NCCL_SOCKET_RETRY_SLEEP_MSEC";
+
+    @EnvVar(defaultValue = "5000",
+            description = "Bound in milliseconds on detecting a dead or stuck JcclSocket peer: pending requests fail "
+                    + "within it; also the handshake deadline for new connections.")
+    public static final String JCCL_SOCKET_TIMEOUT_MS = "JCCL_SOCKET_TIMEOUT_MS";
+
+    /** The most I/O threads per connection, as in NCCL. */
+    static final int MAX_THREADS = 16;
+    /** The most data streams per connection, as in NCCL. */
+    static final int MAX_STREAMS = 64;
+
+    /**
+     * Parsed settings.
+     *
+     * @param interfaces     the {@code NCCL_SOCKET_IFNAME} value, or null
+     * @param family         4, 6, or 0 for either
+     * @param threads        I/O threads per connection
+     * @param streamsPerThread data streams per I/O thread
+     * @param inlineBytes    largest inline message
+     * @param minChunkBytes  smallest striping chunk
+     * @param sendBuffer     SO_SNDBUF, or 0 for the kernel's default
+     * @param receiveBuffer  SO_RCVBUF, or 0 for the kernel's default
+     * @param retries        connect retries
+     * @param retrySleepMs   first connect retry delay
+     * @param timeout        failure-detection bound
+     */
+    record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
+                    int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
+                    Duration timeout) {
+
+        /** @return data streams per connection: threads x streams per thread, capped at {@value #MAX_STREAMS} */
+        int streams() {
+            return threads == 0 ? 0 : Math.min(MAX_STREAMS, threads * streamsPerThread);
+        }
+
+        /** @return these settings with the stream layout a listener chose, which both ends must share */
+        Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
+            return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
+                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout);
+        }
+    }
+
+    /**
+     * @return the settings from the environment
+     * @throws IllegalArgumentException naming the variable if a value is malformed or out of range
+     */
+    static Settings fromEnvironment() {
+        int cores = Runtime.getRuntime().availableProcessors();
+        int threads = auto(NCCL_SOCKET_NTHREADS, cores < 8 ? 0 : 2);
+        if (threads < 0 || threads > MAX_THREADS) {
+            throw new IllegalArgumentException(NCCL_SOCKET_NTHREADS + "=" + threads + " is outside 0.." + MAX_THREADS);
+        }
+        int perThread = auto(NCCL_NSOCKS_PERTHREAD, 1);
+        if (perThread < 1 || perThread > MAX_STREAMS) {
+            throw new IllegalArgumentException(NCCL_NSOCKS_PERTHREAD + "=" + perThread + " is outside 1.." + MAX_STREAMS);
+        }
+        if (threads > 0 && threads * perThread > MAX_STREAMS) {
+            perThread = MAX_STREAMS / threads;
+        }
+        int inline = positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, 1024), 0, Wire.MAX_INLINE);
+        int minChunk = positive(NCCL_SOCKET_MIN_TASKSIZE, (int) Env.getBytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10),
+                4096, 1 << 30);
+        long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 5000);
+        if (timeoutMs < 100) {
+            throw new IllegalArgumentException(JCCL_SOCKET_TIMEOUT_MS + "=" + timeoutMs + " is below 100");
+        }
+        return new Settings(Env.get(NCCL_SOCKET_IFNAME), family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
+                inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
+                Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
+                Duration.ofMillis(timeoutMs));
+    }
+
+    private static int auto(String name, int automatic) {
+        String v = Env.get(name);
+        if (v == null || v.equalsIgnoreCase("auto") || v.equals("-2")) {
+            return automatic;
+        }
+        return Env.getInt(name, automatic);
+    }
+
+    private static int positive(String name, int value, int min, int max) {
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + "=" + value + " is outside " + min + ".." + max);
+        }
+        return value;
+    }
+
+    private static int family(String v) {
+        if (v == null) {
+            return 0;
+        }
+        return switch (v.toUpperCase(Locale.ROOT)) {
+            case "AF_INET", "INET", "4", "IPV4" -> 4;
+            case "AF_INET6", "INET6", "6", "IPV6" -> 6;
+            default -> throw new IllegalArgumentException(NCCL_SOCKET_FAMILY + "=" + v + " is not AF_INET or AF_INET6");
+        };
+    }
+}

@@ -1,0 +1,241 @@
+package io.jccl.net.socket;
+
+import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.RecvComm;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The receiving end of a connection. Every posted receive is announced to the sender with a CTS
+ * frame; DATA frames then say which buffer each message lands in and how large it is. Payload
+ * arrives inline, after its frame on the control stream, or in chunks over the data streams.
+ */
+final class SocketRecvComm extends SocketComm implements RecvComm {
+    private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
+
+    private final RecvRequest[] requests = new RecvRequest[MAX_RECEIVES];
+    /** Receives [requestHead, requestTail) are handed out; requestTail is the next CTS sequence number. */
+    private long requestHead;
+    private long requestTail;
+
+    // A payload arriving on the control stream, after its DATA frame.
+    private RecvRequest payloadRequest;
+    private MemoryRegion payloadRegion;
+    private long payloadOffset;
+    private long payloadRemaining;
+    private long lastInboundNanos;
+    /**
+     * How much to read ahead when waiting for a frame: everything while frames are small, just a
+     * header after a large payload on the control stream, so that the next large payload is read
+     * without a copy.
+     */
+    private int readAhead = ControlIn.BUFFER_BYTES;
+
+    SocketRecvComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
+                   int threads, String peer) {
+        super(plugin, settings, control, data, threads, false, peer);
+        for (int i = 0; i < MAX_RECEIVES; i++) {
+            requests[i] = new RecvRequest(this, i);
+        }
+    }
+
+    @Override
+    boolean sending() {
+        return false;
+    }
+
+    RecvRequest irecv(int n, MemorySegment[] data, int[] tags, MemoryHandle[] mhandles) throws NetException {
+        checkUsable();
+        if (n < 1 || n > SocketDevices.MAX_RECVS) {
+            throw NetException.internalError("irecv of " + n + " buffers; JcclSocket takes 1 to "
+                    + SocketDevices.MAX_RECVS + " (maxRecvs)");
+        }
+        if (data.length < n || tags.length < n || mhandles.length < n) {
+            throw NetException.invalidArgument("irecv of " + n + " buffers with arrays of " + data.length + ", "
+                    + tags.length + " and " + mhandles.length + " entries");
+        }
+        RecvRequest r = requests[(int) (requestTail % MAX_RECEIVES)];
+        if (requestTail - requestHead == MAX_RECEIVES) {
+            return null;
+        }
+        for (int i = 0; i < n; i++) {
+            MemoryRegion region = plugin.regionOf(this, mhandles[i]);
+            r.offsets[i] = region.offsetOf(data[i]);
+            r.regions[i] = region;
+        }
+        if (!out.hasRoom(Wire.ctsBytes(n), 0)) {
+            progress();
+            return null;
+        }
+        r.active = true;
+        r.seq = requestTail++;
+        r.n = n;
+        ByteBuffer frame = out.stage(Wire.ctsBytes(n));
+        frame.put(Wire.CTS).put((byte) n).putShort((short) 0).putInt((int) r.seq);
+        for (int i = 0; i < n; i++) {
+            r.buffers[i] = data[i];
+            r.tags[i] = tags[i];
+            frame.putLong(data[i].byteSize()).putInt(tags[i]);
+        }
+        try {
+            out.flush();
+        } catch (IOException e) {
+            fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
+        }
+        return r;
+    }
+
+    boolean test(RecvRequest r, int[] sizes) throws NetException {
+        if (!r.active) {
+            throw NetException.internalError("test of a JcclSocket receive that is not in flight (already reported done?)");
+        }
+        try {
+            progress();
+        } catch (NetException e) {
+            release(r);
+            throw e;
+        }
+        if (r.announced < r.n || r.pending() != 0) {
+            return false;
+        }
+        NetException error = r.error;
+        if (error == null && sizes != null) {
+            System.arraycopy(r.sizes, 0, sizes, 0, Math.min(r.n, sizes.length));
+        }
+        release(r);
+        if (error != null) {
+            throw error;
+        }
+        return true;
+    }
+
+    private void release(RecvRequest r) {
+        r.active = false;
+        r.reset();
+        while (requestHead != requestTail && !requests[(int) (requestHead % MAX_RECEIVES)].active) {
+            requestHead++;
+        }
+    }
+
+    @Override
+    void readInbound() throws IOException, NetException {
+        while (true) {
+            if (payloadRemaining > 0 && !movePayload()) {
+                return;
+            }
+            if (!buffered(Wire.DATA_HEADER)) {
+                return;
+            }
+            if (in.byteAt(0) != Wire.DATA) {
+                throw protocolError("expected a DATA frame, got type " + in.byteAt(0));
+            }
+            int buffer = Byte.toUnsignedInt(in.byteAt(1));
+            int flags = in.byteAt(2);
+            int seq = in.intAt(4);
+            long size = in.longAt(8);
+            RecvRequest r = requests[Math.floorMod(seq, MAX_RECEIVES)];
+            if (!r.active || (int) r.seq != seq || buffer >= r.n || r.arrived[buffer] || size < 0) {
+                throw protocolError("DATA for receive " + seq + " buffer " + buffer + " that is not waiting for one");
+            }
+            if ((flags & Wire.FLAG_OVERSIZE) != 0) {
+                in.consume(Wire.DATA_HEADER);
+                r.error = NetException.invalidUsage(peer + " sent " + size + " bytes to a "
+                        + r.buffers[buffer].byteSize() + "-byte receive buffer (tag " + r.tags[buffer]
+                        + "); nothing was received");
+                arrived(r, buffer, 0);
+                continue;
+            }
+            if (size > r.buffers[buffer].byteSize()) {
+                throw protocolError("DATA of " + size + " bytes for a " + r.buffers[buffer].byteSize() + "-byte buffer");
+            }
+            if ((flags & Wire.FLAG_INLINE) != 0) {
+                // The sender's inline limit may differ from ours; the protocol's bound is the same for all.
+                if (size > Wire.MAX_INLINE) {
+                    throw protocolError("inline DATA of " + size + " bytes");
+                }
+                if (!buffered(Wire.DATA_HEADER + (int) size)) {
+                    return;
+                }
+                in.consume(Wire.DATA_HEADER);
+                in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
+                arrived(r, buffer, size);
+                readAhead = ControlIn.BUFFER_BYTES;
+            } else if (streams.length > 0) {
+                if (!streamsHaveRoom(size)) {
+                    return;
+                }
+                in.consume(Wire.DATA_HEADER);
+                r.addPending(size);
+                stripe(r.regions[buffer], r.offsets[buffer], size, r);
+                arrived(r, buffer, size);
+            } else {
+                in.consume(Wire.DATA_HEADER);
+                r.addPending(size);
+                payloadRequest = r;
+                payloadRegion = r.regions[buffer];
+                payloadOffset = r.offsets[buffer];
+                payloadRemaining = size;
+                lastInboundNanos = System.nanoTime();
+                arrived(r, buffer, size);
+                readAhead = Wire.DATA_HEADER;
+            }
+        }
+    }
+
+    private void arrived(RecvRequest r, int buffer, long size) {
+        r.arrived[buffer] = true;
+        r.sizes[buffer] = (int) size;
+        r.announced++;
+    }
+
+    /** Moves payload that follows a DATA frame on the control stream. @return whether it is complete */
+    private boolean movePayload() throws IOException {
+        while (payloadRemaining > 0) {
+            int n;
+            if (in.available() > 0) {
+                n = (int) Math.min(in.available(), payloadRemaining);
+                in.copyTo(payloadRegion.memory, payloadOffset, n);
+            } else {
+                n = in.readDirect(payloadRegion, payloadOffset, (int) Math.min(payloadRemaining, MemoryRegion.WINDOW_STEP));
+                if (n == 0) {
+                    return false;
+                }
+            }
+            payloadOffset += n;
+            payloadRemaining -= n;
+            payloadRequest.moved(n);
+            lastInboundNanos = System.nanoTime();
+        }
+        payloadRequest = null;
+        payloadRegion = null;
+        return true;
+    }
+
+    private boolean buffered(int bytes) throws IOException {
+        while (in.available() < bytes) {
+            if (in.fill(Math.max(readAhead, bytes - in.available())) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    boolean inboundInFlight() {
+        return payloadRemaining > 0;
+    }
+
+    @Override
+    long lastInboundNanos() {
+        return lastInboundNanos;
+    }
+
+    private NetException protocolError(String what) {
+        return NetException.internalError("JcclSocket protocol error on the connection from " + peer + ": " + what);
+    }
+}

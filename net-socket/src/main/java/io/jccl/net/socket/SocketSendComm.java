@@ -1,0 +1,220 @@
+package io.jccl.net.socket;
+
+import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.SendComm;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+
+/**
+ * The sending end of a connection. Sends wait for the receiver's clear-to-send frames: each CTS
+ * announces one posted receive (its buffers' capacities and tags), and a send goes to the first
+ * announced receive with an unfilled buffer of its tag. No CTS yet means {@code isend} returns
+ * null (would block).
+ */
+final class SocketSendComm extends SocketComm implements SendComm {
+    /** Sends in flight: the spec's requests times the buffers a grouped receive may have. */
+    static final int MAX_SENDS = NetPlugin.MAX_REQUESTS * SocketDevices.MAX_RECVS;
+    private static final int CTS_RING = NetPlugin.MAX_REQUESTS;
+
+    // Announced receives, in order: [ctsHead, ctsTail) are not yet fully matched.
+    private final int[] ctsN = new int[CTS_RING];
+    private final long[][] ctsCapacity = new long[CTS_RING][SocketDevices.MAX_RECVS];
+    private final int[][] ctsTag = new int[CTS_RING][SocketDevices.MAX_RECVS];
+    private final int[] ctsFilled = new int[CTS_RING];
+    private long ctsHead;
+    private long ctsTail;
+
+    private final SendRequest[] requests = new SendRequest[MAX_SENDS];
+    private long requestHead;
+    private long requestTail;
+
+    SocketSendComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
+                   int threads, String peer) {
+        super(plugin, settings, control, data, threads, true, peer);
+        for (int i = 0; i < MAX_SENDS; i++) {
+            requests[i] = new SendRequest(this, i);
+        }
+    }
+
+    @Override
+    boolean sending() {
+        return true;
+    }
+
+    SendRequest isend(MemorySegment data, int tag, MemoryHandle mhandle) throws NetException {
+        MemoryRegion region = plugin.regionOf(this, mhandle);
+        long offset = region.offsetOf(data);
+        long size = data.byteSize();
+        if (size > SocketDevices.MAX_MESSAGE_BYTES) {
+            throw NetException.invalidArgument("JcclSocket sends at most " + SocketDevices.MAX_MESSAGE_BYTES
+                    + " bytes in one message (maxP2pBytes); got " + size);
+        }
+        if (ctsHead == ctsTail) {
+            progress();
+            if (ctsHead == ctsTail) {
+                return null;
+            }
+        } else {
+            checkUsable();
+        }
+        int c = (int) (ctsHead % CTS_RING);
+        int buffer = -1;
+        for (int i = 0; i < ctsN[c]; i++) {
+            if ((ctsFilled[c] & (1 << i)) == 0 && ctsTag[c][i] == tag) {
+                buffer = i;
+                break;
+            }
+        }
+        if (buffer < 0) {
+            throw NetException.invalidUsage("send with tag " + tag + " matches no free buffer of the receive posted by "
+                    + peer + " (tags " + tags(c) + "): sends and receives match in posting order");
+        }
+        if (requestTail - requestHead == MAX_SENDS) {
+            return null;
+        }
+        long capacity = ctsCapacity[c][buffer];
+        boolean oversize = size > capacity;
+        boolean inline = !oversize && size <= inlineBytes;
+        boolean viaStreams = !oversize && !inline && streams.length > 0;
+        int stagedBytes = Wire.DATA_HEADER + (inline ? (int) size : 0);
+        boolean payloadOnControl = !oversize && !inline && !viaStreams;
+        if (!out.hasRoom(stagedBytes, payloadOnControl ? 1 : 0) || (viaStreams && !streamsHaveRoom(size))) {
+            progress();
+            return null;
+        }
+
+        long seq = ctsHead;
+        ctsFilled[c] |= 1 << buffer;
+        if (Integer.bitCount(ctsFilled[c]) == ctsN[c]) {
+            ctsHead++;
+        }
+        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
+        r.active = true;
+        r.size = (int) size;
+        ByteBuffer frame = out.stage(stagedBytes);
+        int flags = oversize ? Wire.FLAG_OVERSIZE : inline ? Wire.FLAG_INLINE : 0;
+        frame.put(Wire.DATA).put((byte) buffer).put((byte) flags).put((byte) 0).putInt((int) seq).putLong(size);
+        if (oversize) {
+            r.error = NetException.invalidUsage("send of " + size + " bytes is larger than the " + capacity
+                    + "-byte buffer (tag " + tag + ") that " + peer + " posted; nothing was sent");
+        } else if (inline) {
+            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, out.stagingMemory(), ValueLayout.JAVA_BYTE,
+                    frame.position(), size);
+        } else if (viaStreams) {
+            r.addPending(size);
+            stripe(region, offset, size, r);
+        } else {
+            r.addPending(size);
+            out.payload(region, offset, size, r);
+        }
+        try {
+            out.flush();
+        } catch (IOException e) {
+            fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
+        }
+        return r;
+    }
+
+    boolean test(SendRequest r, int[] sizes) throws NetException {
+        if (!r.active) {
+            throw NetException.internalError("test of a JcclSocket send that is not in flight (already reported done?)");
+        }
+        try {
+            progress();
+        } catch (NetException e) {
+            release(r);
+            throw e;
+        }
+        if (r.pending() != 0) {
+            return false;
+        }
+        NetException error = r.error;
+        release(r);
+        if (error != null) {
+            throw error;
+        }
+        if (sizes != null && sizes.length > 0) {
+            sizes[0] = r.size;
+        }
+        return true;
+    }
+
+    private void release(SendRequest r) {
+        r.active = false;
+        r.reset();
+        while (requestHead != requestTail && !requests[(int) (requestHead % MAX_SENDS)].active) {
+            requestHead++;
+        }
+    }
+
+    @Override
+    void readInbound() throws IOException, NetException {
+        if (ctsTail - ctsHead > 1) {
+            // Receives to send into are in hand: skip the read syscall. A dead peer still shows,
+            // as a failed write of the pending sends or through the stall watchdog.
+            return;
+        }
+        while (buffered(Wire.CTS_HEADER)) {
+            if (in.byteAt(0) != Wire.CTS) {
+                throw protocolError("expected a CTS frame, got type " + in.byteAt(0));
+            }
+            int n = Byte.toUnsignedInt(in.byteAt(1));
+            if (n < 1 || n > SocketDevices.MAX_RECVS) {
+                throw protocolError("CTS for " + n + " buffers");
+            }
+            if (!buffered(Wire.ctsBytes(n))) {
+                return;
+            }
+            if (in.intAt(4) != (int) ctsTail || ctsTail - ctsHead == CTS_RING) {
+                throw protocolError("CTS " + in.intAt(4) + " out of sequence (expected " + ctsTail + ")");
+            }
+            int c = (int) (ctsTail % CTS_RING);
+            ctsN[c] = n;
+            ctsFilled[c] = 0;
+            for (int i = 0; i < n; i++) {
+                ctsCapacity[c][i] = in.longAt(Wire.CTS_HEADER + i * Wire.CTS_ENTRY);
+                ctsTag[c][i] = in.intAt(Wire.CTS_HEADER + i * Wire.CTS_ENTRY + 8);
+            }
+            in.consume(Wire.ctsBytes(n));
+            ctsTail++;
+        }
+    }
+
+    /** @return whether {@code bytes} are buffered, after reading what the socket has */
+    private boolean buffered(int bytes) throws IOException {
+        while (in.available() < bytes) {
+            if (in.fill() == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    @Override
+    boolean inboundInFlight() {
+        return false;
+    }
+
+    @Override
+    long lastInboundNanos() {
+        return 0;
+    }
+
+    private NetException protocolError(String what) {
+        return NetException.internalError("JcclSocket protocol error on the connection to " + peer + ": " + what);
+    }
+
+    private String tags(int c) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < ctsN[c]; i++) {
+            b.append(i == 0 ? "" : ",").append(ctsTag[c][i]).append((ctsFilled[c] & (1 << i)) != 0 ? "(filled)" : "");
+        }
+        return b.toString();
+    }
+}

@@ -1,0 +1,12 @@
+/**
+ * JcclSocket, the TCP transport: an {@link io.jccl.spi.NetPlugin} found with
+ * {@link java.util.ServiceLoader}.
+ */
+module io.jccl.net.socket {
+    requires io.jccl.spi;
+    requires jdk.net;
+
+    exports io.jccl.net.socket;
+
+    provides io.jccl.spi.NetPlugin with io.jccl.net.socket.SocketNetPlugin;
+}
