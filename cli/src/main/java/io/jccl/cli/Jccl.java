@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = JcclVersion.class,
         description = "JCCL: NCCL-style network transports in Java.",
-        subcommands = {PluginsCommand.class, BenchCommand.class, CommandLine.HelpCommand.class})
+        subcommands = {PluginsCommand.class, BenchCommand.class, TckCommand.class, CommandLine.HelpCommand.class})
 public final class Jccl {
 
     /** @return a command line ready to execute, for {@link #main} and for tests */

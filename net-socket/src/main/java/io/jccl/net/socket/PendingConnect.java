@@ -13,7 +13,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * A connection being made, one non-blocking step per {@code connect} call: open the control and
  * data sockets, finish each TCP connect, write each {@link Handshake}. A refused or unreachable
  * connect is retried as NCCL does ({@code NCCL_SOCKET_RETRY_CNT} times, waiting n x
- * {@code NCCL_SOCKET_RETRY_SLEEP_MSEC} before the n-th retry) without ever sleeping in the caller.
+ * {@code NCCL_SOCKET_RETRY_SLEEP_MSEC} before the n-th retry) without ever sleeping in the caller,
+ * but never longer than {@code JCCL_SOCKET_TIMEOUT_MS} in all: a handle exists only once its
+ * listener is bound, so a refusal that lasts means the listener is gone.
  */
 final class PendingConnect {
     private enum Step { IDLE, CONNECTING, HANDSHAKING, DONE }
@@ -28,6 +30,7 @@ final class PendingConnect {
     private final long[] connectStarted;
     private int retries;
     private long nextAttemptNanos;
+    private final long giveUpNanos;
 
     PendingConnect(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketHandle.Contents target) {
         this.plugin = plugin;
@@ -38,6 +41,7 @@ final class PendingConnect {
         this.handshakes = new ByteBuffer[n];
         this.steps = new Step[n];
         this.connectStarted = new long[n];
+        this.giveUpNanos = System.nanoTime() + settings.timeout().toNanos();
         for (int i = 0; i < n; i++) {
             steps[i] = Step.IDLE;
             handshakes[i] = Handshake.encode(i, target.streams(), target.secret(), connectionId);
@@ -113,11 +117,12 @@ final class PendingConnect {
         sockets[i] = null;
         steps[i] = Step.IDLE;
         handshakes[i].rewind();
-        if (++retries > settings.retries()) {
+        if (++retries > settings.retries() || now - giveUpNanos > 0) {
             abandon();
             throw NetException.systemError("JcclSocket could not connect to " + describe() + " after "
-                    + settings.retries() + " retries: " + cause.getMessage()
-                    + " (is the peer listening? NCCL_SOCKET_RETRY_CNT, NCCL_SOCKET_RETRY_SLEEP_MSEC)", cause);
+                    + (retries - 1) + " retries in " + (settings.timeout().toMillis() - (giveUpNanos - now) / 1_000_000)
+                    + " ms: " + cause.getMessage() + " (is the peer listening? NCCL_SOCKET_RETRY_CNT, "
+                    + "NCCL_SOCKET_RETRY_SLEEP_MSEC, JCCL_SOCKET_TIMEOUT_MS)", cause);
         }
         nextAttemptNanos = now + retries * settings.retrySleepMs() * 1_000_000L;
     }

@@ -51,7 +51,8 @@ public final class SocketConfig {
     public static final String NCCL_SOCKET_RCVBUF = "NCCL_SOCKET_RCVBUF";
 
     @EnvVar(defaultValue = "34",
-            description = "Times JcclSocket retries a refused or unreachable connect before it fails.")
+            description = "Times JcclSocket retries a refused or unreachable connect before it fails (within "
+                    + "JCCL_SOCKET_TIMEOUT_MS in all).")
     public static final String NCCL_SOCKET_RETRY_CNT = "NCCL_SOCKET_RETRY_CNT";
 
     @EnvVar(defaultValue = "100",
@@ -60,7 +61,7 @@ public final class SocketConfig {
 
     @EnvVar(defaultValue = "5000",
             description = "Bound in milliseconds on detecting a dead or stuck JcclSocket peer: pending requests fail "
-                    + "within it; also the handshake deadline for new connections.")
+                    + "within it; also the deadline of a connection's set-up and handshake.")
     public static final String JCCL_SOCKET_TIMEOUT_MS = "JCCL_SOCKET_TIMEOUT_MS";
 
     /** The most I/O threads per connection, as in NCCL. */

@@ -257,6 +257,23 @@ class SocketConnectionTest {
     }
 
     @Test
+    void connectingToAClosedListenerGivesUpWithinTheTimeout() throws NetException {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, "1000"))) {
+            NetHandle h = NetHandle.allocate();
+            lo.plugin.closeListen(lo.plugin.listen(0, h));
+            long t0 = System.nanoTime();
+            NetException e = assertThrows(NetException.class, () -> {
+                while (lo.plugin.connect(0, h) == null) {
+                    Thread.onSpinWait();
+                }
+            });
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            assertSame(NetResult.SYSTEM_ERROR, e.result());
+            assertTrue(ms >= 900 && ms < 3_000, "gave up after " + ms + " ms with a 1000 ms bound");
+        }
+    }
+
+    @Test
     void ipv6DevicesWorkWhenAskedForWithNcclSocketFamily() throws NetException {
         Loopback lo;
         try {

@@ -1,0 +1,85 @@
+package io.jccl.tck.run;
+
+import io.jccl.tck.RuleLevel;
+import io.jccl.tck.selftest.KitTestSettings;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The runner behind {@code jccl tck}: filters, one outcome per rule, JUnit XML and the Markdown report. */
+class TckRunnerTest {
+    static {
+        KitTestSettings.apply();
+    }
+
+    @Test
+    void runsTheSelectedRulesOfANamedTransportAndWritesReports(@TempDir Path dir) throws Exception {
+        List<RuleOutcome> live = new ArrayList<>();
+        TckResult r = TckRunner.of(DiscoveredNetPluginTck.class, DiscoveredCollNetPluginTck.class)
+                .parameter(TckRunner.NET_PARAMETER, "JcclSocket")
+                .onlyRules(List.of("life", "conn.1", "coll"))
+                .requiredOnly(true)
+                .reportDirectory(dir)
+                .title("JcclSocket")
+                .onRule(live::add)
+                .run();
+        assertTrue(r.problems().isEmpty(), r.problems().toString());
+        assertEquals(live, r.outcomes());
+        List<String> ids = r.outcomes().stream().map(o -> o.rule().id()).toList();
+        assertTrue(ids.containsAll(List.of("life.1", "life.7", "conn.1", "coll.1")), ids.toString());
+        assertFalse(ids.contains("life.6"), "optional rules are filtered out: " + ids);
+        assertFalse(ids.contains("conn.2"), "only conn.1 of its area: " + ids);
+        for (RuleOutcome o : r.outcomes()) {
+            if (o.rule().area().equals("coll")) {
+                assertEquals(RuleOutcome.Status.SKIP, o.status(), o.row());
+                assertTrue(o.detail().contains("no CollNet transport given"), o.row());
+            } else {
+                assertEquals(RuleOutcome.Status.PASS, o.status(), o.row());
+            }
+        }
+        assertTrue(r.conformant());
+        assertEquals(0, r.count(RuleLevel.REQUIRED, RuleOutcome.Status.FAIL));
+        Path md = dir.resolve("report.md");
+        assertTrue(r.reports().contains(md), r.reports().toString());
+        String report = Files.readString(md);
+        assertTrue(report.contains("# JCCL conformance report: JcclSocket"), report);
+        assertTrue(report.contains("| life.1 | required | PASS |"), report);
+        assertTrue(report.contains("**conformant**"), report);
+        Path xml = r.reports().stream().filter(p -> p.toString().endsWith(".xml")).findFirst().orElseThrow();
+        String junit = Files.readString(xml);
+        assertTrue(junit.contains("<testsuite") && junit.contains("required_life_1_initMayBeCalledTwice"), junit);
+    }
+
+    @Test
+    void anUnknownTransportFailsEveryRuleWithTheReason() throws Exception {
+        TckResult r = TckRunner.of(DiscoveredNetPluginTck.class)
+                .parameter(TckRunner.NET_PARAMETER, "NoSuchTransport")
+                .onlyRules(List.of("life.1", "life.2"))
+                .run();
+        assertFalse(r.conformant());
+        assertFalse(r.problems().isEmpty());
+        assertEquals(2, r.outcomes().size(), r.outcomes().toString());
+        for (RuleOutcome o : r.outcomes()) {
+            assertEquals(RuleOutcome.Status.FAIL, o.status());
+            assertTrue(o.detail().contains("no transport named NoSuchTransport"), o.detail());
+        }
+    }
+
+    @Test
+    void aFailedRowCarriesWhyAndTheHint() throws Exception {
+        RuleOutcome o = new RuleOutcome(io.jccl.tck.ConformanceRule.all(io.jccl.tck.NetPluginTck.class).get(0),
+                "kit", RuleOutcome.Status.FAIL, java.time.Duration.ofMillis(1234), "devices() changed\nmore");
+        String row = o.row();
+        assertTrue(row.startsWith("life.1    required  FAIL    1.23 s  init may be called twice"), row);
+        assertTrue(row.contains("why:  devices() changed\n"), row);
+        assertTrue(row.contains("hint: init must be idempotent"), row);
+    }
+}
