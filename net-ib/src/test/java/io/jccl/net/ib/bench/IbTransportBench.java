@@ -112,7 +112,7 @@ public final class IbTransportBench {
             double[] ourAvg = new double[rounds];
             for (int r = 0; r < rounds; r++) {
                 double[] b = perftest == null ? new double[] {Double.NaN, Double.NaN} : perftest.writeLatency(latIters);
-                double[] o = bench.latency(p, latIters, latWarmup);
+                double[] o = bench.latency(latIters, latWarmup);
                 baseTyp[r] = b[0];
                 baseAvg[r] = b[1];
                 ourTyp[r] = o[0];
@@ -280,7 +280,8 @@ public final class IbTransportBench {
     }
 
     /** @return {median, mean} of half round trips, in microseconds */
-    private double[] latency(Pair ab, int iters, int warm) throws Exception {
+    private double[] latency(int iters, int warm) throws Exception {
+        Pair ab = connect(); // fresh connections: each round ends with receives still posted
         Pair ba = connect();
         Arena arena = Arena.ofShared();
         MemorySegment aBuf = arena.allocate(4096, 4096);
@@ -348,9 +349,11 @@ public final class IbTransportBench {
         plugin.deregMr(ba.recv, aRecv);
         plugin.deregMr(ab.recv, bRecv);
         plugin.deregMr(ba.send, bSend);
-        plugin.closeSend(ba.send);
-        plugin.closeRecv(ba.recv);
-        plugin.closeListen(ba.listen);
+        for (Pair pair : new Pair[] {ab, ba}) {
+            plugin.closeSend(pair.send);
+            plugin.closeRecv(pair.recv);
+            plugin.closeListen(pair.listen);
+        }
         arena.close();
         long[] sorted = half.clone();
         Arrays.sort(sorted);
