@@ -19,12 +19,20 @@ import java.lang.annotation.Target;
 @ExtendWith(RequiresRdma.Condition.class)
 @interface RequiresRdma {
 
-    /** Disables each test method (not the class, so that every skip is counted) without a device. */
+    /**
+     * @return {@code false} to disable the class as a whole (for a class whose {@code @BeforeAll}
+     *         needs the device, such as a conformance-kit class); by default each test is disabled,
+     *         so that every skip is counted
+     */
+    boolean perTest() default true;
+
+    /** Disables each test method, or the whole class, where there is no device. */
     final class Condition implements ExecutionCondition {
         @Override
         public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
-            if (context.getTestMethod().isEmpty()) {
-                return ConditionEvaluationResult.enabled("checked per test");
+            boolean perTest = context.getRequiredTestClass().getAnnotation(RequiresRdma.class).perTest();
+            if (context.getTestMethod().isEmpty() == perTest) {
+                return ConditionEvaluationResult.enabled("checked per " + (perTest ? "test" : "class"));
             }
             Throwable cause = IbNetPlugin.unavailabilityCause();
             return cause == null ? ConditionEvaluationResult.enabled("RDMA device present")
