@@ -29,10 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * runs it in the SoftRoCE VM.
  *
  * <ul>
- *   <li>Throughput: a sender thread and a receiver thread on one connection, as NCCL's proxy drives
- *       it: the receiver keeps {@code --window} receives posted, the sender keeps as many sends in
- *       flight. Gbit/s = bytes &times; 8 / (first send to last receive completion) / 10^9, as
- *       perftest's {@code --report_gbits}.</li>
+ *   <li>Throughput: one connection driven by one thread, as NCCL's proxy progress thread drives
+ *       the connections of its process ({@code --threads 2}: a sender and a receiver thread): it
+ *       keeps {@code --window} receives posted and as many sends in flight. Gbit/s = bytes &times; 8
+ *       / (first send to last receive completion) / 10^9, as perftest's {@code --report_gbits}.</li>
  *   <li>Latency: 8-byte ping-pong between two threads over two connections, receives posted ahead;
  *       half the round trip, median ("typical", as perftest) and mean.</li>
  * </ul>
@@ -42,7 +42,7 @@ import java.util.concurrent.locks.LockSupport;
  * and interleaving keeps the ratio honest.
  *
  * <pre>
- * IbTransportBench [--window 16] [--bytes-per-size 134217728] [--sizes 65536,...] [--rounds 3]
+ * IbTransportBench [--window 16] [--threads 1|2] [--bytes-per-size 134217728] [--sizes 65536,...] [--rounds 3]
  *                  [--lat-iters 5000] [--lat-warmup 5000] [--warmup-bytes 268435456]
  *                  [--perftest on|off] [--gid 1]
  * </pre>
@@ -53,10 +53,12 @@ public final class IbTransportBench {
 
     private final NetPlugin plugin;
     private final int window;
+    private final boolean oneThread;
 
-    private IbTransportBench(NetPlugin plugin, int window) {
+    private IbTransportBench(NetPlugin plugin, int window, boolean oneThread) {
         this.plugin = plugin;
         this.window = window;
+        this.oneThread = oneThread;
     }
 
     public static void main(String[] args) throws Exception {
@@ -76,7 +78,8 @@ public final class IbTransportBench {
 
         IbNetPlugin plugin = new IbNetPlugin();
         plugin.init(DebugLogger.fromEnvironment("[bench]"));
-        IbTransportBench bench = new IbTransportBench(plugin, window);
+        boolean oneThread = opt.getOrDefault("--threads", "1").equals("1");
+        IbTransportBench bench = new IbTransportBench(plugin, window, oneThread);
         String device = plugin.getProperties(0).name();
         Perftest perftest = Perftest.installed() && !opt.getOrDefault("--perftest", "on").equals("off")
                 ? new Perftest(device.replaceAll(":.*", ""), gid) : null;
@@ -121,8 +124,9 @@ public final class IbTransportBench {
                         r + 1, b[0], b[1], o[0], o[1]);
             }
             System.out.println();
-            System.out.printf(Locale.ROOT, "JcclIB on %s, one comm, window %d; medians of %d interleaved rounds "
-                    + "(perftest on the same device, same run)%n%n", device, window, rounds);
+            System.out.printf(Locale.ROOT, "JcclIB on %s, one comm driven by %s, window %d; medians of %d interleaved "
+                    + "rounds (perftest on the same device, same run)%n%n", device, oneThread ? "one thread"
+                    : "a sender and a receiver thread", window, rounds);
             System.out.println("| message | iterations | ib_write_bw Gbit/s | JcclIB Gbit/s | ratio |");
             System.out.println("|---|---|---|---|---|");
             rows.forEach(System.out::println);
@@ -207,6 +211,66 @@ public final class IbTransportBench {
     /** @return Gbit/s of {@code iters} messages of {@code size} bytes */
     private double throughput(Pair p, MemorySegment src, MemoryHandle smh, MemorySegment dst, MemoryHandle rmh,
             long size, int iters) throws Exception {
+        return oneThread ? throughputOneThread(p, src, smh, dst, rmh, size, iters)
+                : throughputTwoThreads(p, src, smh, dst, rmh, size, iters);
+    }
+
+    /**
+     * One thread drives both ends, as NCCL's proxy progress thread drives every connection of its
+     * process: it keeps {@code window} receives posted and {@code window} sends in flight.
+     */
+    private double throughputOneThread(Pair p, MemorySegment src, MemoryHandle smh, MemorySegment dst,
+            MemoryHandle rmh, long size, int iters) throws Exception {
+        MemorySegment[] bufs = {dst.asSlice(0, size)};
+        MemoryHandle[] mhs = {rmh};
+        int[] tags = {0};
+        MemorySegment data = src.asSlice(0, size);
+        NetRequest[] recvs = new NetRequest[window];
+        NetRequest[] sends = new NetRequest[window];
+        int posted = 0;
+        int received = 0;
+        int sent = 0;
+        int sendsDone = 0;
+        Idle idle = new Idle();
+        long t0 = System.nanoTime();
+        while (received < iters || sendsDone < iters) {
+            boolean progress = false;
+            while (posted < iters && posted - received < window) {
+                NetRequest r = plugin.irecv(p.recv, 1, bufs, tags, mhs);
+                if (r == null) {
+                    break;
+                }
+                recvs[posted++ % window] = r;
+                progress = true;
+            }
+            while (sent < iters && sent - sendsDone < window) {
+                NetRequest s = plugin.isend(p.send, data, 0, smh);
+                if (s == null) {
+                    break;
+                }
+                sends[sent++ % window] = s;
+                progress = true;
+            }
+            while (sendsDone < sent && plugin.test(sends[sendsDone % window], null)) {
+                sendsDone++;
+                progress = true;
+            }
+            while (received < posted && plugin.test(recvs[received % window], null)) {
+                received++;
+                progress = true;
+            }
+            if (progress) {
+                idle.reset();
+            } else {
+                idle.idle();
+            }
+        }
+        return (double) size * iters * 8 / (System.nanoTime() - t0);
+    }
+
+    /** A sender thread and a receiver thread, each with its end of the connection. */
+    private double throughputTwoThreads(Pair p, MemorySegment src, MemoryHandle smh, MemorySegment dst,
+            MemoryHandle rmh, long size, int iters) throws Exception {
         CyclicBarrier start = new CyclicBarrier(2);
         long[] endNanos = new long[1];
         Exception[] failure = new Exception[1];
