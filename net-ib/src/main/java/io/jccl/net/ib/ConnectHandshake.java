@@ -11,16 +11,18 @@ import java.nio.channels.SocketChannel;
 
 /**
  * The sender's side of connection set-up, one non-blocking step per {@code connect} call (NCCL's
- * {@code ncclIbConnect} stages): TCP connect &rarr; create the queue pairs (INIT) and the FIFO, send
- * HELLO &rarr; read the receiver's REPLY, move the queue pairs to RTR and RTS &rarr; send READY
- * &rarr; the send comm.
+ * {@code ncclIbConnect} stages): create the queue pairs (INIT) and the FIFO, start the TCP connect
+ * &rarr; once connected, send HELLO &rarr; read the receiver's REPLY, move the queue pairs to RTR
+ * and RTS &rarr; send READY &rarr; the send comm.
+ *
+ * <p>The queue pairs come first so that HELLO follows the TCP connection at once: the listener
+ * drops a connection that stays silent for {@code JCCL_IB_PEER_TIMEOUT_MS}, and creating verbs
+ * objects can take a while (first calls, a slow machine).
  */
 final class ConnectHandshake {
     private enum Stage { CONNECTING, SEND_HELLO, READ_REPLY, SEND_READY }
 
-    private final IbDevice device;
     private final IbConfig config;
-    private final NetLogger logger;
     private final InetSocketAddress target;
     private final byte[] secret;
     private final SocketChannel channel;
@@ -30,19 +32,21 @@ final class ConnectHandshake {
     private ByteBuffer in;
 
     ConnectHandshake(IbDevice device, IbConfig config, NetLogger logger, IbHandle.Target target) throws NetException {
-        this.device = device;
         this.config = config;
-        this.logger = logger;
         this.target = target.address();
         this.secret = target.secret();
+        this.comm = IbSendComm.create(device, config, logger);
+        SocketChannel ch = null;
         try {
-            channel = SocketChannel.open();
-            channel.configureBlocking(false);
-            channel.connect(this.target);
+            ch = SocketChannel.open();
+            ch.configureBlocking(false);
+            ch.connect(this.target);
         } catch (IOException e) {
+            abort(ch);
             throw new NetException(NetResult.SYSTEM_ERROR, "JcclIB: cannot connect to the listener at " + this.target
                     + ": " + e.getMessage(), e);
         }
+        this.channel = ch;
     }
 
     /**
@@ -59,7 +63,6 @@ final class ConnectHandshake {
                         return null;
                     }
                     SideChannel.configure(channel, config.peerTimeoutMs());
-                    comm = IbSendComm.create(device, config, logger);
                     out = comm.hello(secret).encode();
                     stage = Stage.SEND_HELLO;
                     return step();
@@ -114,6 +117,10 @@ final class ConnectHandshake {
 
     /** Releases what the handshake holds. */
     void abort() {
+        abort(channel);
+    }
+
+    private void abort(SocketChannel ch) {
         if (comm != null) {
             try {
                 comm.close();
@@ -122,10 +129,12 @@ final class ConnectHandshake {
             }
             comm = null;
         }
-        try {
-            channel.close();
-        } catch (IOException ignored) {
-            // closing anyway
+        if (ch != null) {
+            try {
+                ch.close();
+            } catch (IOException ignored) {
+                // closing anyway
+            }
         }
     }
 }

@@ -329,7 +329,18 @@ class IbFaultTest {
 
     // ---- a peer process that is killed ----
 
-    private static Process startPeer(Path dir, String... args) throws Exception {
+    /** A peer JVM and everything it prints, collected as it goes (for the failure message). */
+    private record Peer(Process process, StringBuffer output, java.util.concurrent.CountDownLatch ready) {
+        boolean isAlive() {
+            return process.isAlive();
+        }
+
+        String said() {
+            return "\n--- the peer process printed:\n" + output;
+        }
+    }
+
+    private static Peer startPeer(Path dir, String... args) throws Exception {
         String java = ProcessHandle.current().info().command().orElse(System.getProperty("java.home") + "/bin/java");
         List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-cp", System.getProperty("java.class.path"),
@@ -337,27 +348,38 @@ class IbFaultTest {
         cmd.add(args[0]);
         cmd.add(dir.toString());
         cmd.addAll(List.of(args).subList(1, args.length));
-        return new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    }
-
-    private static void awaitReady(Process p) throws Exception {
-        BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-        String line;
-        StringBuilder seen = new StringBuilder();
-        while ((line = in.readLine()) != null) {
-            if (line.equals("READY")) {
-                return;
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        Peer peer = new Peer(p, new StringBuffer(), new java.util.concurrent.CountDownLatch(1));
+        Thread.ofPlatform().daemon().name("peer-output").start(() -> {
+            try (BufferedReader in = new BufferedReader(new InputStreamReader(p.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = in.readLine()) != null) {
+                    if (line.equals("READY")) {
+                        peer.ready().countDown();
+                    }
+                    peer.output().append(line).append('\n');
+                }
+            } catch (java.io.IOException ignored) {
+                // the process is gone
             }
-            seen.append(line).append('\n');
-        }
-        fail("the peer process ended before READY:\n" + seen);
+        });
+        return peer;
     }
 
-    private static void awaitFile(Path f, Process p) throws InterruptedException {
+    private static void awaitReady(Peer p) throws Exception {
+        long deadline = System.nanoTime() + IbTestSupport.DEADLINE_NANOS;
+        while (!p.ready().await(50, TimeUnit.MILLISECONDS)) {
+            assertTrue(p.isAlive(), "the peer process ended before READY" + p.said());
+            assertTrue(System.nanoTime() < deadline, "the peer process never got READY" + p.said());
+        }
+    }
+
+    private static void awaitFile(Path f, Peer p) throws InterruptedException {
         long deadline = System.nanoTime() + IbTestSupport.DEADLINE_NANOS;
         while (!Files.exists(f)) {
-            assertTrue(p.isAlive(), "the peer process died");
-            assertTrue(System.nanoTime() < deadline, "no handle from the peer process");
+            assertTrue(p.isAlive(), "the peer process died" + p.said());
+            assertTrue(System.nanoTime() < deadline, "no handle from the peer process" + p.said());
             Thread.sleep(20);
         }
     }
@@ -365,14 +387,14 @@ class IbFaultTest {
     @Test
     void killingTheReceiverProcessFailsEveryPendingSendWithinTheBound(@TempDir Path dir) throws Exception {
         long size = 16L << 20;
-        Process peer = startPeer(dir, "receiver", "4", Long.toString(size));
+        Peer peer = startPeer(dir, "receiver", "4", Long.toString(size));
         try {
             awaitFile(dir.resolve("handle"), peer);
             NetHandle handle = NetHandle.fromBytes(Files.readAllBytes(dir.resolve("handle")));
             SendComm send;
             long deadline = System.nanoTime() + IbTestSupport.DEADLINE_NANOS;
             while ((send = plugin.connect(0, handle)) == null) {
-                assertTrue(System.nanoTime() < deadline, "no connection to the peer process");
+                assertTrue(System.nanoTime() < deadline, "no connection to the peer process" + peer.said());
             }
             awaitReady(peer);
             MemorySegment src = arena.allocate(size, 4096);
@@ -385,7 +407,7 @@ class IbFaultTest {
                 }
                 sends.add(s);
             }
-            peer.destroyForcibly();
+            peer.process().destroyForcibly();
             long start = System.nanoTime();
             int failed = 0;
             for (NetRequest s : sends) {
@@ -405,7 +427,7 @@ class IbFaultTest {
                     assertThrows(NetException.class, () -> plugin.isend(s, src, 0, smh)).result());
             plugin.closeSend(send);
         } finally {
-            peer.destroyForcibly().waitFor();
+            peer.process().destroyForcibly().waitFor();
         }
     }
 
@@ -414,27 +436,27 @@ class IbFaultTest {
         NetHandle handle = NetHandle.allocate();
         ListenComm listen = plugin.listen(0, handle);
         Files.write(dir.resolve("handle"), handle.toByteArray());
-        Process peer = startPeer(dir, "sender");
+        Peer peer = startPeer(dir, "sender");
         try {
             RecvComm recv;
             long deadline = System.nanoTime() + IbTestSupport.DEADLINE_NANOS;
             while ((recv = plugin.accept(listen)) == null) {
-                assertTrue(System.nanoTime() < deadline, "the peer process never connected");
-                assertTrue(peer.isAlive(), "the peer process died");
+                assertTrue(System.nanoTime() < deadline, "the peer process never connected" + peer.said());
+                assertTrue(peer.isAlive(), "the peer process died" + peer.said());
             }
             awaitReady(peer);
             MemorySegment dst = arena.allocate(4096, 4096);
             NetRequest r = plugin.irecv(recv, 1, new MemorySegment[] {dst}, new int[] {0},
                     new MemoryHandle[] {reg(plugin, recv, dst)});
             assertNotNull(r);
-            peer.destroyForcibly();
+            peer.process().destroyForcibly();
             long start = System.nanoTime();
             awaitFailure(plugin, r, NetResult.REMOTE_ERROR);
             long ms = (System.nanoTime() - start) / 1_000_000;
             assertTrue(ms < BOUND_MS, ms + " ms");
             plugin.closeRecv(recv);
         } finally {
-            peer.destroyForcibly().waitFor();
+            peer.process().destroyForcibly().waitFor();
             plugin.closeListen(listen);
         }
     }
