@@ -4,7 +4,7 @@
  * <p>Needs {@code --enable-native-access=io.jccl.net.ib} (or {@code ALL-UNNAMED} on the class path).
  */
 module io.jccl.net.ib {
-    requires io.jccl.spi;
+    requires transitive io.jccl.spi;
     requires jdk.net;
 
     exports io.jccl.net.ib;

@@ -33,6 +33,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * since libibverbs reports their failures only there; calls that return an {@code int} report the
  * error number as their result. Failures become {@link VerbsException}s.
  */
+@SuppressWarnings("restricted") // this class is the binding: its downcalls and reinterprets are checked against verbs.h
 public final class Verbs {
     /** The sonames tried, in order: the runtime library, then the development symlink. */
     private static final String[] LIBRARY_NAMES = {"libibverbs.so.1", "libibverbs.so"};

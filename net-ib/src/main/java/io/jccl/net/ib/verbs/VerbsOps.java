@@ -19,6 +19,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * downcall pays. They take no {@code errno} capture: each returns its error number. Nothing here
  * allocates.
  */
+@SuppressWarnings("restricted") // the binding of the inline verbs
 public final class VerbsOps {
     private static final Linker LINKER = Linker.nativeLinker();
 
