@@ -35,6 +35,7 @@ final class AcceptHandshake {
     private final NetLogger logger;
     private final byte[] secret;
     private final SocketChannel channel;
+    private final PeerWatch peerWatch;
     private final long started = System.nanoTime();
     private final String peer;
     private Stage stage = Stage.READ_HELLO;
@@ -42,8 +43,9 @@ final class AcceptHandshake {
     private ByteBuffer out;
     private IbRecvComm comm;
 
-    AcceptHandshake(IbDevice device, IbConfig config, NetLogger logger, byte[] secret, SocketChannel channel)
-            throws IOException {
+    AcceptHandshake(IbDevice device, IbConfig config, NetLogger logger, byte[] secret, SocketChannel channel,
+            PeerWatch peerWatch) throws IOException {
+        this.peerWatch = peerWatch;
         this.device = device;
         this.config = config;
         this.logger = logger;
@@ -97,7 +99,7 @@ final class AcceptHandshake {
                         return null;
                     }
                     ConnectionInfo.checkReady(in);
-                    comm.attachSideChannel(channel);
+                    comm.attachSideChannel(channel, peerWatch);
                     IbRecvComm done = comm;
                     comm = null;
                     return done;

@@ -23,6 +23,7 @@ final class ConnectHandshake {
     private enum Stage { CONNECTING, SEND_HELLO, READ_REPLY, SEND_READY }
 
     private final IbConfig config;
+    private final PeerWatch peerWatch;
     private final InetSocketAddress target;
     private final byte[] secret;
     private final SocketChannel channel;
@@ -31,8 +32,10 @@ final class ConnectHandshake {
     private ByteBuffer out;
     private ByteBuffer in;
 
-    ConnectHandshake(IbDevice device, IbConfig config, NetLogger logger, IbHandle.Target target) throws NetException {
+    ConnectHandshake(IbDevice device, IbConfig config, NetLogger logger, IbHandle.Target target, PeerWatch peerWatch)
+            throws NetException {
         this.config = config;
+        this.peerWatch = peerWatch;
         this.target = target.address();
         this.secret = target.secret();
         this.comm = IbSendComm.create(device, config, logger);
@@ -94,7 +97,7 @@ final class ConnectHandshake {
                     if (!SideChannel.drain(channel, out)) {
                         return null;
                     }
-                    comm.attachSideChannel(channel);
+                    comm.attachSideChannel(channel, peerWatch);
                     IbSendComm done = comm;
                     comm = null;
                     return done;

@@ -37,11 +37,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * refused; requests that had completed still report success. A comm that fails locally tells its
  * peer with an ABORT frame so that the peer's requests fail at once too.
  *
- * <p><b>Peer watch.</b> About every millisecond of polling, the progress thread reads the side
- * channel without blocking: one system call, no allocation. A process that exits closes its
- * socket, so its peer learns of it within that millisecond instead of after the queue pairs'
- * retries ({@code NCCL_IB_TIMEOUT} 20 and 7 retries: half a minute). TCP keepalive bounds the case
- * of a host that vanishes.
+ * <p><b>Peer watch.</b> The plugin's {@link PeerWatch} thread waits on every side channel and
+ * flags a comm whose channel becomes readable; the progress thread then reads it (no system call
+ * on the data path otherwise). A process that exits closes its socket, so its peer learns of it at
+ * once instead of after the queue pairs' retries ({@code NCCL_IB_TIMEOUT} 20 and 7 retries: half a
+ * minute). TCP keepalive bounds the case of a host that vanishes.
  */
 abstract sealed class IbComm permits IbSendComm, IbRecvComm {
     /** Receives in flight per comm: FIFO slots. A power of two. */
@@ -50,7 +50,6 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
     /** Bytes of one FIFO slot: {@link #MAX_RECVS} entries of {@link CtsFifo#ENTRY} bytes. */
     static final long SLOT_BYTES = (long) MAX_RECVS * CtsFifo.ENTRY;
     private static final int WC_BATCH = 16;
-    private static final long PEER_CHECK_INTERVAL_NANOS = 1_000_000;
     static final ValueLayout.OfInt IMM = JAVA_INT.withOrder(ByteOrder.BIG_ENDIAN);
 
     final IbDevice device;
@@ -69,10 +68,11 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
     private final MemorySegment wc;
 
     private SocketChannel channel;
+    private PeerWatch peerWatch;
+    private volatile boolean peerSignalled;
     private String peerName = "peer";
     private final ByteBuffer controlIn = ByteBuffer.allocateDirect(ConnectionInfo.Control.SIZE);
     private final ByteBuffer controlOut = ByteBuffer.allocateDirect(ConnectionInfo.Control.SIZE);
-    private long nextPeerCheck;
     private final AtomicReference<NetException> failure = new AtomicReference<>();
     private boolean peerClosed;
     volatile boolean closed;
@@ -97,8 +97,8 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
         this.postRecvFn = hca.ops.postRecv();
         hca.checkUsable();
         this.arena = Arena.ofShared();
-        this.wc = arena.allocate(IbvLayouts.Wc.LAYOUT.byteSize() * WC_BATCH, 64);
-        this.badWr = arena.allocate(JAVA_LONG);
+        this.wc = unscoped(arena.allocate(IbvLayouts.Wc.LAYOUT.byteSize() * WC_BATCH, 64));
+        this.badWr = unscoped(arena.allocate(JAVA_LONG));
         this.qps = new QueuePair[nqps];
         MemorySegment createdCq = null;
         try {
@@ -116,6 +116,17 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
                     + nqps + " queue pairs: " + e.getMessage(), e);
         }
         this.cq = createdCq;
+    }
+
+    /**
+     * A view of {@code memory} with no owner: passing a segment of a shared arena to a downcall
+     * costs an atomic acquire and release of the arena each time; the data path's work requests
+     * and completion buffers skip that. The comm never touches them after {@link #close} frees the
+     * arena.
+     */
+    @SuppressWarnings("restricted")
+    static MemorySegment unscoped(MemorySegment memory) {
+        return MemorySegment.ofAddress(memory.address()).reinterpret(memory.byteSize());
     }
 
     /** @return the send-queue depth to ask for, within the device's limits and the CQ's capacity */
@@ -160,13 +171,25 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
     }
 
     /** Keeps the handshake's socket as the side channel, watched for the peer's end. */
-    final void attachSideChannel(SocketChannel ch) {
+    final void attachSideChannel(SocketChannel ch, PeerWatch watch) {
         this.channel = ch;
+        this.peerWatch = watch;
         try {
             this.peerName = String.valueOf(ch.getRemoteAddress());
         } catch (IOException e) {
             this.peerName = "peer";
         }
+        watch.watch(this);
+    }
+
+    /** @return the side channel, for {@link PeerWatch} */
+    final SocketChannel sideChannel() {
+        return channel;
+    }
+
+    /** {@link PeerWatch}: the side channel has something to read (or has ended). Any thread. */
+    final void peerSignal() {
+        peerSignalled = true;
     }
 
     /** @return the peer's side-channel address, for messages */
@@ -281,16 +304,15 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
     }
 
     /**
-     * Reads the side channel without blocking, at most about once a millisecond. The peer's CLOSE or
-     * ABORT, or the end of the stream, first drains the completion queue (so work that completed is
-     * not lost) and then fails the comm.
+     * Reads the side channel if {@link PeerWatch} flagged it (otherwise one volatile read). The
+     * peer's CLOSE or ABORT, or the end of the stream, first drains the completion queue (so work
+     * that completed is not lost) and then fails the comm.
      */
     final void watchPeer() {
-        long now = System.nanoTime();
-        if (now - nextPeerCheck < 0 || channel == null || failure.get() != null) {
+        if (!peerSignalled || channel == null || failure.get() != null) {
             return;
         }
-        nextPeerCheck = now + PEER_CHECK_INTERVAL_NANOS;
+        peerSignalled = false;
         int n;
         try {
             n = channel.read(controlIn);
@@ -303,6 +325,7 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
             return;
         }
         if (controlIn.position() < ConnectionInfo.Control.SIZE) {
+            peerWatch.watch(this); // a partial frame: wait for the rest
             return;
         }
         controlIn.flip();

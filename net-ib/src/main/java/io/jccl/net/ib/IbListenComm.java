@@ -26,11 +26,13 @@ final class IbListenComm implements ListenComm {
     private final IbConfig config;
     private final NetLogger logger;
     private final ServerSocketChannel server;
+    private final PeerWatch peerWatch;
     private final byte[] secret = new byte[IbHandle.SECRET_SIZE];
     private final List<AcceptHandshake> pending = new ArrayList<>();
     private boolean closed;
 
-    IbListenComm(IbDevice device, IbConfig config, NetLogger logger) throws NetException {
+    IbListenComm(IbDevice device, IbConfig config, NetLogger logger, PeerWatch peerWatch) throws NetException {
+        this.peerWatch = peerWatch;
         this.device = device;
         this.config = config;
         this.logger = logger;
@@ -66,7 +68,7 @@ final class IbListenComm implements ListenComm {
             SocketChannel ch;
             while ((ch = server.accept()) != null) {
                 try {
-                    pending.add(new AcceptHandshake(device, config, logger, secret, ch));
+                    pending.add(new AcceptHandshake(device, config, logger, secret, ch, peerWatch));
                 } catch (IOException e) {
                     ch.close();
                     logger.warn("NET/JcclIB : dropped a connection to the listener: %s", e.getMessage());

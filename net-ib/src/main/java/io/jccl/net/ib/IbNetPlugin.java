@@ -54,6 +54,7 @@ public final class IbNetPlugin implements NetPlugin {
     private final Set<IbListenComm> listens = ConcurrentHashMap.newKeySet();
     private volatile IbConfig config;
     private volatile List<IbDevice> devices;
+    private volatile PeerWatch peerWatch;
 
     /** Does nothing: discovery instantiates every provider. */
     public IbNetPlugin() {
@@ -112,6 +113,12 @@ public final class IbNetPlugin implements NetPlugin {
             throw NetException.invalidUsage("JcclIB: " + e.getMessage());
         }
         List<IbDevice> found = DeviceDiscovery.discover(c, logger);
+        try {
+            peerWatch = new PeerWatch(logger);
+        } catch (java.io.IOException e) {
+            closeDevices(found);
+            throw NetException.systemError("JcclIB: cannot open a selector for the side channels: " + e.getMessage(), e);
+        }
         config = c;
         devices = found;
         logger.info(LogSubsystem.INIT | LogSubsystem.NET, "NET/JcclIB : using %s on %d device(s) (%s)",
@@ -150,7 +157,7 @@ public final class IbNetPlugin implements NetPlugin {
     public ListenComm listen(int dev, NetHandle handle) throws NetException {
         IbDevice d = device(dev);
         d.hca().checkUsable();
-        IbListenComm l = new IbListenComm(d, config, logger);
+        IbListenComm l = new IbListenComm(d, config, logger, peerWatch);
         IbHandle.write(handle, l.address(), l.secret());
         listens.add(l);
         logger.info(LogSubsystem.NET, "NET/JcclIB : listening on %s for %s", l.address(), d.uniqueName());
@@ -165,7 +172,7 @@ public final class IbNetPlugin implements NetPlugin {
         if (h == null) {
             IbHandle.Target target = IbHandle.read(handle);
             d.hca().checkUsable();
-            h = new ConnectHandshake(d, config, logger, target);
+            h = new ConnectHandshake(d, config, logger, target, peerWatch);
             id = (instanceId << 32) | (connectIds.incrementAndGet() & 0xffffffffL);
             connecting.put(id, h);
             IbHandle.setResumeId(handle, id);
@@ -319,16 +326,25 @@ public final class IbNetPlugin implements NetPlugin {
             l.close();
         }
         listens.clear();
+        PeerWatch w = peerWatch;
+        peerWatch = null;
+        if (w != null) {
+            w.close();
+        }
         List<IbDevice> d = devices;
         devices = null;
         if (d != null) {
-            Set<Hca> hcas = new LinkedHashSet<>();
-            for (IbDevice dev : d) {
-                hcas.add(dev.hca());
-            }
-            for (Hca h : hcas) {
-                h.close();
-            }
+            closeDevices(d);
+        }
+    }
+
+    private static void closeDevices(List<IbDevice> d) {
+        Set<Hca> hcas = new LinkedHashSet<>();
+        for (IbDevice dev : d) {
+            hcas.add(dev.hca());
+        }
+        for (Hca h : hcas) {
+            h.close();
         }
     }
 

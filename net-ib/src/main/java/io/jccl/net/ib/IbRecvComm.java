@@ -72,10 +72,10 @@ final class IbRecvComm extends IbComm implements RecvComm {
         this.remoteFifoAddress = hello.bufferAddress();
         this.remoteFifoRkey = hello.bufferRkey();
         this.peerTimeoutNanos = config.peerTimeoutMs() * 1_000_000L;
-        this.recvWr = arena.allocate(RecvWr.LAYOUT);
-        this.ctsWr = arena.allocate(SendWr.LAYOUT);
-        this.ctsSge = arena.allocate(Sge.LAYOUT);
-        this.flushWr = arena.allocate(SendWr.SIZE + Sge.SIZE, 64);
+        this.recvWr = unscoped(arena.allocate(RecvWr.LAYOUT));
+        this.ctsWr = unscoped(arena.allocate(SendWr.LAYOUT));
+        this.ctsSge = unscoped(arena.allocate(Sge.LAYOUT));
+        this.flushWr = unscoped(arena.allocate(SendWr.SIZE + Sge.SIZE, 64));
         for (int s = 0; s < SLOTS; s++) {
             requests[s] = new RecvRequest(this, s);
             flushRequests[s] = new FlushRequest(this, s);

@@ -86,7 +86,7 @@ final class IbSendComm extends IbComm implements SendComm {
     private IbSendComm(IbDevice device, IbConfig config, NetLogger logger, int nqps, int depth) throws NetException {
         super(device, config, logger, nqps, config.splitDataOnQps(), depth, 0, nqps * depth + 4 * SLOTS,
                 Ibv.ACCESS_REMOTE_WRITE);
-        this.chain = arena.allocate(CHAIN * (SendWr.SIZE + Sge.SIZE), 64);
+        this.chain = unscoped(arena.allocate(CHAIN * (SendWr.SIZE + Sge.SIZE), 64));
         this.sgeBase = CHAIN * SendWr.SIZE;
         long chunk = Math.min(device.maxMessage() <= 0 ? 1L << 30 : device.maxMessage(), 1L << 30);
         this.maxWrite = Math.max(PART_ALIGNMENT, chunk & -PART_ALIGNMENT);
