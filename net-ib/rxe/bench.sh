@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# JcclIB against perftest on the same SoftRoCE device, in one VM session: ib_write_bw per message
-# size and ib_write_lat at 8 bytes, then io.jccl.net.ib.bench.IbTransportBench, which prints the
-# table with the ratios. Needs ../shared/rxe/install-deps.sh --bench (as root).
+# JcclIB against perftest on the same SoftRoCE device, in one VM session:
+# io.jccl.net.ib.bench.IbTransportBench runs ib_write_bw (per message size) and ib_write_lat (8 bytes)
+# between its own rounds and prints the table with the ratios. Needs
+# ../shared/rxe/install-deps.sh --bench (as root).
 #   JCCL_BENCH_SIZES="65536 1048576"  JCCL_BENCH_ROUNDS=3  JCCL_BENCH_ARGS="--window 8 --threads 2"
 #   JCCL_BENCH_OPTS=" "  (the default tiered JIT instead of C1 only)
 set -euo pipefail

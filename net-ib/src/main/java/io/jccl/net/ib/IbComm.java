@@ -112,6 +112,7 @@ abstract sealed class IbComm permits IbSendComm, IbRecvComm {
         } catch (VerbsException e) {
             this.cq = createdCq;
             destroyCq(destroyQueuePairs(null));
+            arena.close();
             throw new NetException(NetResult.SYSTEM_ERROR, device.uniqueName() + ": cannot create the connection's "
                     + nqps + " queue pairs: " + e.getMessage(), e);
         }
