@@ -8,6 +8,7 @@ module io.jccl.core {
 
     exports io.jccl.core;
     exports io.jccl.core.config;
+    exports io.jccl.core.check;
 
     uses io.jccl.spi.NetPlugin;
     uses io.jccl.spi.CollNetPlugin;

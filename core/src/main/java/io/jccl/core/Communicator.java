@@ -94,6 +94,8 @@ public final class Communicator implements AutoCloseable {
     private final OperationBuilder.Ring ring;
     private final Object submitLock = new Object();
     private long sequence;
+    /** The sequence number of the last operation issued, for peers diagnosing a timeout. */
+    private volatile long issued;
     private volatile JcclException failure;
     private volatile int state = OPEN;
 
@@ -131,7 +133,8 @@ public final class Communicator implements AutoCloseable {
             }
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
-                    config.timeout().toNanos(), b::describe, log, this::failed);
+                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout);
+            b.setStatusSource(() -> issued);
             proxy.start();
             b.startMonitoring();
             ok = true;
@@ -429,20 +432,8 @@ public final class Communicator implements AutoCloseable {
         long total = Math.multiplyExact(bytes, nranks);
         checkBuffer("sendbuff", send, total);
         checkBuffer("recvbuff", recv, total);
-        ReductionKernel k = kernel(type, null, send, recv);
-        MemorySegment source = send;
-        if (overlaps(send, total, recv, total)) {
-            source = Arena.ofAuto().allocate(Math.max(1, total), 64);
-            MemorySegment.copy(send, 0, source, 0, total);
-        }
-        MemorySegment in = source;
-        return issue(b -> {
-            b.note("allToAll");
-            for (int p = 0; p < nranks; p++) {
-                b.send(p, new Transfer(in, p * bytes, bytes));
-                b.recv(p, new Transfer(recv, p * bytes, bytes));
-            }
-        });
+        kernel(type, null, send, recv);
+        return issue(b -> b.allToAll(send, recv, bytes));
     }
 
     /** Blocking {@link #allToAllAsync}. */
@@ -511,9 +502,11 @@ public final class Communicator implements AutoCloseable {
         checkUsable();
         ReductionKernel kernel = MemoryKind.HOST.kernel();
         connectPeers(builder.sendPeers(), builder.recvPeers());
+        builder.stageOverlappingSends();
         op.setTasks(builder.name(), builder.build(p -> p2pSend[p], p -> p2pRecv[p], kernel));
         synchronized (submitLock) {
             op.markSubmitted(++sequence);
+            issued = sequence;
             proxy.submit(op);
         }
     }
@@ -600,6 +593,10 @@ public final class Communicator implements AutoCloseable {
         if (buffer.isReadOnly() && name.startsWith("recv")) {
             throw JcclException.invalidArgument(name + " is read-only");
         }
+        if (!buffer.isAccessibleBy(proxy.thread())) {
+            throw JcclException.invalidArgument(name + " belongs to a confined arena: allocate buffers from a shared, "
+                    + "global or automatic arena, so that the communicator's proxy thread can use them");
+        }
     }
 
     private void checkRoot(int root) {
@@ -630,17 +627,38 @@ public final class Communicator implements AutoCloseable {
         return k;
     }
 
-    private static boolean overlaps(MemorySegment a, long aBytes, MemorySegment b, long bBytes) {
-        if (aBytes == 0 || bBytes == 0) {
-            return false;
-        }
-        if (a.isNative() && b.isNative()) {
-            return a.address() < b.address() + bBytes && b.address() < a.address() + aBytes;
-        }
-        return a.heapBase().isPresent() && a.heapBase().equals(b.heapBase());
-    }
-
     // ------------------------------------------------------------------ failure and teardown
+
+    /** A timeout: the ranks that have not issued the stuck operation are to blame, if any. */
+    private JcclException diagnoseTimeout(Operation op, int blockingPeer, String localReason) {
+        long[] answers = bootstrap.queryStatus(Math.min(2_000, config.timeout().toMillis()));
+        List<String> behind = new ArrayList<>();
+        List<String> silent = new ArrayList<>();
+        int blame = -1;
+        for (int r = 0; r < nranks; r++) {
+            if (r == rank) {
+                continue;
+            }
+            if (answers[r] < 0) {
+                silent.add(bootstrap.describe(r));
+            } else if (answers[r] < op.sequence()) {
+                behind.add(bootstrap.describe(r) + " is at #" + answers[r]);
+                if (blame < 0) {
+                    blame = r;
+                }
+            }
+        }
+        String why;
+        if (!behind.isEmpty()) {
+            why = op.describe() + " timed out: not every rank has issued it (" + String.join(", ", behind) + "); "
+                    + "this rank " + localReason.substring(localReason.indexOf("made no progress"));
+        } else {
+            blame = blockingPeer;
+            why = localReason + (silent.isEmpty() ? "; every rank has issued it"
+                    : "; no answer from " + String.join(", ", silent));
+        }
+        return new JcclException(NetResult.TIMEOUT, blame, why);
+    }
 
     /** A failure seen by the proxy, a connection set-up or the bootstrap: the communicator is done. */
     private void failed(JcclException cause) {

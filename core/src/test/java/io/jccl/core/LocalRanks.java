@@ -28,15 +28,29 @@ final class LocalRanks implements AutoCloseable {
     }
 
     LocalRanks(int n, CommConfig config) {
-        this.n = n;
-        this.threads = Executors.newFixedThreadPool(n, r -> {
+        this(n, n, UniqueId.create(Duration.ofSeconds(30)), config);
+    }
+
+    /**
+     * Ranks {@code 0 .. local - 1} of a communicator of {@code nranks}, in this JVM; the others
+     * join from elsewhere (child processes) with the same id.
+     */
+    LocalRanks(int local, int nranks, UniqueId id, CommConfig config) {
+        this.n = local;
+        this.threads = Executors.newFixedThreadPool(local, r -> {
             Thread t = new Thread(r, "test-rank");
             t.setDaemon(true);
             return t;
         });
-        UniqueId id = UniqueId.create(Duration.ofSeconds(30));
-        List<Communicator> made = run(rank -> Communicator.init(n, id, rank, config));
+        List<Communicator> made = run(rank -> Communicator.init(nranks, id, rank, config));
         this.comms = made.toArray(new Communicator[0]);
+    }
+
+    /** Aborts every rank (never throws, never hangs). */
+    void abortAll() {
+        for (Communicator c : comms) {
+            c.abort();
+        }
     }
 
     /** Runs {@code body} on every rank at once and returns the results by rank; rethrows the first failure. */
@@ -73,13 +87,14 @@ final class LocalRanks implements AutoCloseable {
     @Override
     public void close() {
         try {
-            if (comms != null) {
+            if (comms != null && java.util.Arrays.stream(comms).allMatch(c -> c.asyncError() == null)) {
                 run(rank -> {
                     comms[rank].close();
                     return null;
                 });
             }
         } finally {
+            abortAll();
             threads.shutdownNow();
         }
     }

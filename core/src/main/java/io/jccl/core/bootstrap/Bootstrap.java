@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongSupplier;
 
 /**
  * One rank's bootstrap: its listener and serving thread, its links to other ranks, a mailbox of
@@ -58,6 +59,7 @@ public final class Bootstrap implements AutoCloseable {
     private final long[] lastHeard;
     private final AtomicBoolean abortNoticeSent = new AtomicBoolean();
     private volatile Thread noticeThread;
+    private volatile LongSupplier status = () -> -1;
     private volatile JcclException failure;
     private volatile boolean monitoring;
     private volatile boolean closing;
@@ -179,8 +181,10 @@ public final class Bootstrap implements AutoCloseable {
                     .array());
             PeerLink.Reply reply = rootLink.receive(remainingMs(deadline, Integer.MAX_VALUE));
             if (reply.tag() == Wire.ROOT_ERROR) {
-                throw new JcclException(NetResult.INVALID_USAGE, "rank " + rank + ": the bootstrap root refused it: "
-                        + new String(reply.payload(), StandardCharsets.UTF_8));
+                ByteBuffer b = ByteBuffer.wrap(reply.payload());
+                NetResult result = NetResult.fromCode(b.getInt());
+                throw new JcclException(result, "rank " + rank + ": "
+                        + new String(b.array(), 4, b.remaining(), StandardCharsets.UTF_8));
             }
             if (reply.tag() != Wire.NEXT) {
                 throw new IOException("unexpected reply " + reply.tag() + " from the bootstrap root");
@@ -336,6 +340,59 @@ public final class Bootstrap implements AutoCloseable {
         allGather(new byte[0]);
     }
 
+    /** @param issuedOperations what this rank answers when a peer asks how far it is (operations issued) */
+    public void setStatusSource(LongSupplier issuedOperations) {
+        this.status = issuedOperations;
+    }
+
+    /**
+     * Asks every other rank how many operations it has issued, to tell which rank a stuck
+     * operation waits for. Bounded by {@code timeoutMs}.
+     *
+     * @return per rank, its answer, or -1 where none came (this rank's own entry is -1 too)
+     */
+    public long[] queryStatus(long timeoutMs) {
+        long[] answers = new long[nranks];
+        java.util.Arrays.fill(answers, -1);
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+        for (int r = 0; r < nranks; r++) {
+            if (r != rank && gone[r] == null) {
+                try {
+                    PeerLink l = link(r, deadline);
+                    l.send(rank, Wire.STATUS_QUERY, new byte[0]);
+                } catch (IOException | JcclException e) {
+                    // No answer from this one; the others may still tell.
+                }
+            }
+        }
+        for (int r = 0; r < nranks; r++) {
+            if (r == rank) {
+                continue;
+            }
+            long key = ((long) r << 32) | Wire.STATUS_REPLY;
+            synchronized (mailbox) {
+                while (true) {
+                    ArrayDeque<byte[]> q = mailbox.get(key);
+                    if (q != null && !q.isEmpty()) {
+                        answers[r] = ByteBuffer.wrap(q.poll()).getLong();
+                        break;
+                    }
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0 || gone[r] != null) {
+                        break;
+                    }
+                    try {
+                        mailbox.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return answers;
+                    }
+                }
+            }
+        }
+        return answers;
+    }
+
     /** From now on, a neighbour silent for the peer timeout, or any peer vanishing, fails the communicator. */
     public void startMonitoring() {
         long now = System.nanoTime();
@@ -452,6 +509,7 @@ public final class Bootstrap implements AutoCloseable {
                     }
                 }
                 case Wire.ABORT -> onAbortNotice(src, payload);
+                case Wire.STATUS_QUERY -> answerStatus(src);
                 default -> {
                     synchronized (mailbox) {
                         mailbox.computeIfAbsent(((long) src << 32) | (tag & 0xffffffffL), k -> new ArrayDeque<>())
@@ -459,6 +517,15 @@ public final class Bootstrap implements AutoCloseable {
                         mailbox.notifyAll();
                     }
                 }
+            }
+        }
+
+        private void answerStatus(int src) {
+            try {
+                PeerLink l = link(src, System.nanoTime() + TimeUnit.SECONDS.toNanos(1));
+                l.send(rank, Wire.STATUS_REPLY, ByteBuffer.allocate(8).putLong(status.getAsLong()).array());
+            } catch (IOException | JcclException e) {
+                log.info(LogSubsystem.BOOTSTRAP, "Bootstrap: could not answer %s: %s", describe(src), e.getMessage());
             }
         }
 

@@ -2,6 +2,7 @@ package io.jccl.core.bootstrap;
 
 import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetResult;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -104,7 +105,7 @@ public final class BootstrapRoot {
                         + " ranks joined in time; missing ranks " + missing;
                 log.warn("%s", why);
                 for (Joined j : joined.values()) {
-                    reject(j.connection(), why);
+                    reject(j.connection(), NetResult.TIMEOUT, why);
                 }
                 finish();
             }
@@ -130,8 +131,13 @@ public final class BootstrapRoot {
     }
 
     private void reject(BootstrapServer.Inbound to, String why) {
+        reject(to, NetResult.INVALID_USAGE, why);
+    }
+
+    private void reject(BootstrapServer.Inbound to, NetResult result, String why) {
         try {
-            to.send(-1, Wire.ROOT_ERROR, why.getBytes(StandardCharsets.UTF_8));
+            byte[] text = why.getBytes(StandardCharsets.UTF_8);
+            to.send(-1, Wire.ROOT_ERROR, ByteBuffer.allocate(4 + text.length).putInt(result.code()).put(text).array());
         } catch (IOException ignored) {
             // The rank is gone already; its own init reports that.
         }

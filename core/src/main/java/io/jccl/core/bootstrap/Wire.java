@@ -28,6 +28,10 @@ final class Wire {
     static final int GOODBYE = 21;
     /** The communicator failed: {@code failedRank(4) reason(UTF)}. */
     static final int ABORT = 22;
+    /** Asks a peer how many operations it has issued (for a timeout's diagnosis). */
+    static final int STATUS_QUERY = 30;
+    /** The answer: {@code issued(8)}. */
+    static final int STATUS_REPLY = 31;
     /** Tags from here up belong to the engine ({@link Bootstrap#send}). */
     static final int FIRST_USER_TAG = 1000;
 

@@ -8,6 +8,7 @@ import io.jccl.core.transport.SendConnection;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,9 +140,56 @@ public final class OperationBuilder {
         recvs.computeIfAbsent(peer, k -> new ArrayList<>()).add(t);
     }
 
-    /** Notes an operation that is made of sends and receives (all-to-all), for the name. */
-    public void note(String name) {
-        names.add(name);
+    /**
+     * NCCL's {@code ncclAlltoAll}: a send of block {@code p} to every rank {@code p} and a receive
+     * of block {@code p} from it, {@code bytes} each.
+     */
+    public void allToAll(MemorySegment in, MemorySegment out, long bytes) {
+        names.add("allToAll");
+        for (int p = 0; p < ring.nranks(); p++) {
+            sends.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(in, p * bytes, bytes));
+            recvs.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(out, p * bytes, bytes));
+        }
+    }
+
+    /**
+     * Copies every send whose bytes a receive of the same group overwrites (in-place all-to-all,
+     * a send/recv ring on one buffer), so that the send reads the data as it was at launch.
+     */
+    public void stageOverlappingSends() {
+        if (sends.isEmpty() || recvs.isEmpty()) {
+            return;
+        }
+        for (List<Transfer> list : sends.values()) {
+            for (int i = 0; i < list.size(); i++) {
+                Transfer s = list.get(i);
+                if (s.bytes() > 0 && overwritten(s)) {
+                    MemorySegment copy = Arena.ofAuto().allocate(s.bytes(), 64);
+                    MemorySegment.copy(s.buffer(), s.offset(), copy, 0, s.bytes());
+                    list.set(i, new Transfer(copy, 0, s.bytes()));
+                }
+            }
+        }
+    }
+
+    private boolean overwritten(Transfer s) {
+        for (List<Transfer> list : recvs.values()) {
+            for (Transfer r : list) {
+                if (r.bytes() > 0 && overlap(s, r)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean overlap(Transfer a, Transfer b) {
+        if (a.buffer().isNative() && b.buffer().isNative()) {
+            long a0 = a.buffer().address() + a.offset();
+            long b0 = b.buffer().address() + b.offset();
+            return a0 < b0 + b.bytes() && b0 < a0 + a.bytes();
+        }
+        return a.buffer().heapBase().isPresent() && a.buffer().heapBase().equals(b.buffer().heapBase());
     }
 
     /** @return peers this group sends to, other than this rank */

@@ -37,6 +37,20 @@ public final class Proxy {
         void failed(JcclException cause);
     }
 
+    /** Explains a timeout: asks the other ranks how far they are, to name the one that holds things up. */
+    @FunctionalInterface
+    public interface TimeoutDiagnosis {
+        /**
+         * Proxy thread; may block briefly (bounded), the communicator is failing anyway.
+         *
+         * @param op           the stuck operation
+         * @param blockingPeer the rank this rank's first blocked task waits for, or -1
+         * @param localReason  what this rank sees
+         * @return the failure to report
+         */
+        JcclException diagnose(Operation op, int blockingPeer, String localReason);
+    }
+
     private static final long SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
 
     private final Thread thread;
@@ -47,6 +61,7 @@ public final class Proxy {
     private final FailureListener listener;
     private final IntFunction<String> describePeer;
     private final NetLogger log;
+    private final TimeoutDiagnosis diagnosis;
     private volatile Connection[] connections;
     private volatile JcclException failure;
     private volatile boolean stopping;
@@ -59,7 +74,8 @@ public final class Proxy {
      * @param describePeer names a rank in messages, e.g. {@code rank 3 (node7 pid 4242)}
      */
     public Proxy(String name, Collection<Connection> connections, IdleStrategy idle, long timeoutNanos,
-                 IntFunction<String> describePeer, NetLogger log, FailureListener listener) {
+                 IntFunction<String> describePeer, NetLogger log, FailureListener listener, TimeoutDiagnosis diagnosis) {
+        this.diagnosis = diagnosis;
         this.connections = connections.toArray(new Connection[0]);
         this.idle = idle;
         this.timeoutNanos = timeoutNanos;
@@ -97,6 +113,11 @@ public final class Proxy {
             next[i++] = c;
         }
         connections = next;
+    }
+
+    /** @return the progress thread, which touches user buffers */
+    public Thread thread() {
+        return thread;
     }
 
     /** @return every connection the proxy drives */
@@ -163,7 +184,7 @@ public final class Proxy {
                 }
                 if (work > 0) {
                     idle.reset();
-                } else if (running.isEmpty() && submissions.isEmpty()) {
+                } else if (running.isEmpty() && submissions.isEmpty() && drained()) {
                     sleep();
                 } else {
                     idle.idle(0);
@@ -226,13 +247,24 @@ public final class Proxy {
         return work;
     }
 
+    /** @return whether no connection has a message in flight (the transport moves data only while tested) */
+    private boolean drained() {
+        for (Connection c : connections) {
+            if (!c.drained()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     private void checkProgress(long now) {
         Operation head = running.peekFirst();
         if (head != null && now - head.lastProgressNanos() > timeoutNanos) {
             int peer = head.blockingPeer();
-            throw new JcclException(NetResult.TIMEOUT, peer, head.describe() + " made no progress for "
+            String local = head.describe() + " made no progress for "
                     + TimeUnit.NANOSECONDS.toMillis(now - head.lastProgressNanos()) + " ms: waiting for "
-                    + head.waitingFor() + (peer >= 0 ? " (" + describePeer.apply(peer) + ")" : ""), null);
+                    + head.waitingFor() + (peer >= 0 ? " (" + describePeer.apply(peer) + ")" : "");
+            throw diagnosis.diagnose(head, peer, local);
         }
     }
 
