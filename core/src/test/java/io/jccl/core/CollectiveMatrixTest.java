@@ -1,5 +1,6 @@
 package io.jccl.core;
 
+import io.jccl.core.check.CollectiveKind;
 import io.jccl.core.check.VerifiableData;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
@@ -29,17 +30,6 @@ class CollectiveMatrixTest {
     static final long[] SIZES = {0, 1, 1001, 20_011};
     static final LocalRanks[] RANKS = new LocalRanks[MAX_RANKS + 1];
 
-    enum Collective {
-        ALL_REDUCE(true), REDUCE(true), REDUCE_SCATTER(true), BROADCAST(false), ALL_GATHER(false), ALL_TO_ALL(false),
-        SEND_RECV(false);
-
-        final boolean reduces;
-
-        Collective(boolean reduces) {
-            this.reduces = reduces;
-        }
-    }
-
     @BeforeAll
     static void startCommunicators() {
         CommConfig small = CommConfig.builder().channels(2).bufferSize(8 << 10).p2pChunkSize(1 << 10)
@@ -61,17 +51,17 @@ class CollectiveMatrixTest {
     @TestFactory
     List<DynamicNode> everyCollectiveTypeOperationSizeAndRankCount() {
         List<DynamicNode> collectives = new ArrayList<>();
-        for (Collective c : Collective.values()) {
+        for (CollectiveKind c : CollectiveKind.values()) {
             List<DynamicNode> byRanks = new ArrayList<>();
             for (int n = 1; n <= MAX_RANKS; n++) {
                 int ranks = n;
                 List<DynamicNode> cases = new ArrayList<>();
                 for (DataType type : DataType.values()) {
                     boolean fp8 = type == DataType.FLOAT8_E4M3 || type == DataType.FLOAT8_E5M2;
-                    if (c.reduces && fp8) {
+                    if (c.reduces() && fp8) {
                         continue;
                     }
-                    for (ReduceOp op : c.reduces ? ReduceOp.values() : new ReduceOp[] {null}) {
+                    for (ReduceOp op : c.reduces() ? ReduceOp.values() : new ReduceOp[] {null}) {
                         String name = type.testsName() + (op == null ? "" : " " + op.testsName());
                         cases.add(DynamicTest.dynamicTest(name, () -> check(c, ranks, type, op)));
                     }
@@ -83,7 +73,7 @@ class CollectiveMatrixTest {
         return collectives;
     }
 
-    static void check(Collective c, int n, DataType type, ReduceOp op) {
+    static void check(CollectiveKind c, int n, DataType type, ReduceOp op) {
         List<String> problems = new ArrayList<>();
         for (long count : SIZES) {
             for (boolean inPlace : new boolean[] {false, true}) {
@@ -101,94 +91,34 @@ class CollectiveMatrixTest {
     }
 
     /** Runs one collective on one rank and checks its output. @return wrong elements on this rank */
-    static long runCase(Collective c, Communicator comm, VerifiableData data, long count, DataType type, ReduceOp op,
+    static long runCase(CollectiveKind kind, Communicator comm, VerifiableData data, long count, DataType type, ReduceOp op,
                         int root, boolean inPlace) {
         int n = comm.size();
         int rank = comm.rank();
-        int size = type.size();
+        long size = type.size();
         Arena arena = Arena.ofAuto();
-        switch (c) {
-            case ALL_REDUCE -> {
-                MemorySegment send = alloc(arena, count * size);
-                MemorySegment recv = inPlace ? send : alloc(arena, count * size);
-                data.fill(send, 0, count, rank, 0);
-                comm.allReduce(send, recv, count, type, op);
-                MemorySegment expected = alloc(arena, count * size);
-                data.fillReduced(expected, 0, count, 0);
-                return data.countWrong(recv, 0, expected, 0, count);
-            }
-            case REDUCE -> {
-                MemorySegment send = alloc(arena, count * size);
-                MemorySegment recv = inPlace ? send : alloc(arena, count * size);
-                data.fill(send, 0, count, rank, 0);
-                comm.reduce(send, recv, count, type, op, root);
-                if (rank != root) {
-                    return 0;
-                }
-                MemorySegment expected = alloc(arena, count * size);
-                data.fillReduced(expected, 0, count, 0);
-                return data.countWrong(recv, 0, expected, 0, count);
-            }
-            case REDUCE_SCATTER -> {
-                MemorySegment send = alloc(arena, n * count * size);
-                MemorySegment recv = inPlace ? send.asSlice(rank * count * size, count * size)
-                        : alloc(arena, count * size);
-                data.fill(send, 0, n * count, rank, 0);
-                comm.reduceScatter(send, recv, count, type, op);
-                MemorySegment expected = alloc(arena, count * size);
-                data.fillReduced(expected, 0, count, rank * count);
-                return data.countWrong(recv, 0, expected, 0, count);
-            }
-            case BROADCAST -> {
-                MemorySegment recv = alloc(arena, count * size);
-                MemorySegment send = inPlace ? recv : alloc(arena, count * size);
-                if (rank == root) {
-                    data.fill(send, 0, count, root, 0);
-                }
-                comm.broadcast(rank == root ? send : null, recv, count, type, root);
-                MemorySegment expected = alloc(arena, count * size);
-                data.fill(expected, 0, count, root, 0);
-                return data.countWrong(recv, 0, expected, 0, count);
-            }
-            case ALL_GATHER -> {
-                MemorySegment recv = alloc(arena, n * count * size);
-                MemorySegment send = inPlace ? recv.asSlice(rank * count * size, count * size)
-                        : alloc(arena, count * size);
-                data.fill(send, 0, count, rank, 0);
-                comm.allGather(send, recv, count, type);
-                MemorySegment expected = alloc(arena, n * count * size);
-                for (int r = 0; r < n; r++) {
-                    data.fill(expected, r * count * size, count, r, 0);
-                }
-                return data.countWrong(recv, 0, expected, 0, n * count);
-            }
-            case ALL_TO_ALL -> {
-                MemorySegment send = alloc(arena, n * count * size);
-                MemorySegment recv = inPlace ? send : alloc(arena, n * count * size);
-                data.fill(send, 0, n * count, rank, 0);
-                comm.allToAll(send, recv, count, type);
-                MemorySegment expected = alloc(arena, n * count * size);
-                for (int r = 0; r < n; r++) {
-                    data.fill(expected, r * count * size, count, r, rank * count);
-                }
-                return data.countWrong(recv, 0, expected, 0, n * count);
-            }
-            case SEND_RECV -> {
-                MemorySegment send = alloc(arena, count * size);
-                MemorySegment recv = inPlace ? send : alloc(arena, count * size);
-                data.fill(send, 0, count, rank, 0);
-                Completion done;
-                try (Group g = Group.start()) {
-                    comm.sendAsync(send, count, type, (rank + 1) % n);
-                    done = comm.recvAsync(recv, count, type, (rank - 1 + n) % n);
-                }
-                done.await();
-                MemorySegment expected = alloc(arena, count * size);
-                data.fill(expected, 0, count, (rank - 1 + n) % n, 0);
-                return data.countWrong(recv, 0, expected, 0, count);
-            }
-            default -> throw new AssertionError(c);
+        long sendBytes = kind.sendElements(count, n) * size;
+        long recvBytes = kind.recvElements(count, n) * size;
+        MemorySegment send;
+        MemorySegment recv;
+        if (!inPlace) {
+            send = alloc(arena, sendBytes);
+            recv = alloc(arena, recvBytes);
+        } else if (kind == CollectiveKind.ALL_GATHER) {
+            recv = alloc(arena, recvBytes);
+            send = recv.asSlice(rank * count * size, count * size);
+        } else if (kind == CollectiveKind.REDUCE_SCATTER) {
+            send = alloc(arena, sendBytes);
+            recv = send.asSlice(rank * count * size, count * size);
+        } else {
+            send = alloc(arena, Math.max(sendBytes, recvBytes));
+            recv = send;
         }
+        kind.fillInput(data, send, count, rank, n, root);
+        kind.issue(comm, send, recv, count, type, op, root).await();
+        MemorySegment expected = alloc(arena, recvBytes);
+        long elements = kind.fillExpected(data, expected, count, rank, n, root);
+        return data.countWrong(recv, 0, expected, 0, elements);
     }
 
     static MemorySegment alloc(Arena arena, long bytes) {

@@ -37,6 +37,11 @@ public final class VerifiableData {
         this.seed = seed;
     }
 
+    /** @return the element type */
+    public DataType type() {
+        return type;
+    }
+
     /** @return the integer rank {@code rank} contributes at element {@code index} */
     public long value(int rank, long index) {
         boolean unsigned = type == DataType.UINT8 || type == DataType.UINT32 || type == DataType.UINT64;
