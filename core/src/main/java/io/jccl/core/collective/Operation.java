@@ -16,7 +16,8 @@ public final class Operation implements Completion {
     private static final int SUCCEEDED = 1;
     private static final int FAILED = 2;
     /** Spins before a waiter parks: long enough for a small operation to finish. */
-    private static final int SPINS = 2_000;
+    private static final int SPINS = Integer.getInteger("jccl.exp.spins", 100);
+    private static final int YIELDS = Integer.getInteger("jccl.exp.yields", 200);
 
     private String name;
     private Task[] tasks;
@@ -183,6 +184,9 @@ public final class Operation implements Completion {
         long start = System.nanoTime();
         for (int spins = 0; state == RUNNING && spins < SPINS; spins++) {
             Thread.onSpinWait();
+        }
+        for (int yields = 0; state == RUNNING && yields < YIELDS; yields++) {
+            Thread.yield();
         }
         while (state == RUNNING) {
             long left = timeoutNanos - (System.nanoTime() - start);

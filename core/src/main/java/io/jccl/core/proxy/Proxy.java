@@ -52,6 +52,11 @@ public final class Proxy {
     }
 
     private static final long SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * Idle passes before the thread sleeps with nothing in flight: an application that issues its
+     * next operation right after the last completed finds the proxy still awake.
+     */
+    private static final int PASSES_BEFORE_SLEEP = Integer.getInteger("jccl.exp.sleepPasses", 2_000);
 
     private final Thread thread;
     private final ConcurrentLinkedQueue<Operation> submissions = new ConcurrentLinkedQueue<>();
@@ -66,6 +71,7 @@ public final class Proxy {
     private volatile JcclException failure;
     private volatile boolean stopping;
     private volatile boolean sleeping;
+    private int idlePasses;
 
     /**
      * @param name         the thread's name
@@ -184,7 +190,9 @@ public final class Proxy {
                 }
                 if (work > 0) {
                     idle.reset();
-                } else if (running.isEmpty() && submissions.isEmpty() && drained()) {
+                    idlePasses = 0;
+                } else if (++idlePasses > PASSES_BEFORE_SLEEP && running.isEmpty() && submissions.isEmpty()
+                        && drained()) {
                     sleep();
                 } else {
                     idle.idle(0);
