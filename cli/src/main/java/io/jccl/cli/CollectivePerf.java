@@ -61,9 +61,14 @@ final class CollectivePerf {
         this.scalar = arena.allocate(8, 8);
     }
 
+    /** Calls of the collective before the table, at {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine. */
+    static final int WARM_UP_CALLS = 300;
+    static final long WARM_UP_BYTES = 256 << 10;
+
     /** @return the number of checks that found wrong elements, the same on every rank */
     int run() {
         printPreamble();
+        warmUpTheJit();
         for (DataType type : o.types()) {
             List<ReduceOp> ops = o.collective().kind.reduces() ? o.ops() : java.util.Collections.singletonList(null);
             for (ReduceOp op : ops) {
@@ -84,6 +89,25 @@ final class CollectivePerf {
         return errors;
     }
 
+    /**
+     * nccl-tests' warm-up (a few calls per size) suits a GPU; a JVM also needs its hot paths
+     * compiled before timing means anything. Not timed, not printed.
+     */
+    private void warmUpTheJit() {
+        DataType type = o.types().get(0);
+        ReduceOp op = o.ops().get(0);
+        PerfCollective.Counts c = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
+        Completion last = null;
+        for (int i = 0; i < WARM_UP_CALLS; i++) {
+            last = issue(c, type, op, Math.max(0, o.root()), i % 2 == 0);
+            if (i % 20 == 19) {
+                last.await();
+            }
+        }
+        last.await();
+        barrier();
+    }
+
     private void printPreamble() {
         String line = String.format(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n", rank, 0,
                 ProcessHandle.current().pid(), hostName(), 0, "host", comm.transport());
@@ -100,6 +124,8 @@ final class CollectivePerf {
                 version == null ? "(development build)" : version, n, comm.transport(), comm.channels(),
                 comm.channels() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
+        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d bytes before the table%n", WARM_UP_CALLS,
+                Math.min(o.maxBytes(), WARM_UP_BYTES));
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
                         + "agg iters: %d validation: %d graph: %d unalign: %d%n", 1, 1, o.minBytes(), o.maxBytes(),
                 o.stepFactor() > 1 ? o.stepFactor() : o.stepBytes(), o.stepFactor() > 1 ? "factor" : "bytes", o.warmup(),

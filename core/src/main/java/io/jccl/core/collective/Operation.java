@@ -15,9 +15,12 @@ public final class Operation implements Completion {
     private static final int RUNNING = 0;
     private static final int SUCCEEDED = 1;
     private static final int FAILED = 2;
-    /** Spins before a waiter parks: long enough for a small operation to finish. */
-    private static final int SPINS = Integer.getInteger("jccl.exp.spins", 100);
-    private static final int YIELDS = Integer.getInteger("jccl.exp.yields", 200);
+    /**
+     * A waiter spins briefly, then yields (so that on few cores the proxy that does the work gets
+     * the core), then parks until the proxy wakes it.
+     */
+    private static final int SPINS = 100;
+    private static final int YIELDS = 200;
 
     private String name;
     private Task[] tasks;

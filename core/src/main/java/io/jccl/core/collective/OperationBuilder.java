@@ -56,13 +56,18 @@ public final class OperationBuilder {
         return (int) Math.min(wanted, ring.channels());
     }
 
+    /** Loops a channel's share is cut into at least, so that consecutive steps overlap on the ring. */
+    static final int PIPELINE_LOOPS = 4;
+    /** Smallest chunk worth a message of its own, when cutting for the pipeline. */
+    static final long MIN_CHUNK_BYTES = 32 << 10;
+
     private interface AlgorithmFactory {
         RingAlgorithm create(long base, long count, long maxChunk);
     }
 
     /** Splits {@code elements} over the channels and adds one ring task per channel that has a share. */
     private void split(String name, long elements, long bytes, DataType type, ReduceOp op, MemorySegment in,
-                       MemorySegment out, ReductionKernel kernel, AlgorithmFactory factory) {
+                       MemorySegment out, ReductionKernel kernel, int chunksPerLoop, AlgorithmFactory factory) {
         names.add(name);
         if (elements == 0) {
             return;
@@ -71,7 +76,12 @@ public final class OperationBuilder {
         int active = n == 1 ? 1 : activeChannels(bytes);
         long align = Math.max(1, 64 / type.size());
         long per = (RingAlgorithm.ceilDiv(elements, active) + align - 1) / align * align;
-        long maxChunk = Math.max(1, ring.stepBytes() / type.size());
+        // A chunk is at most a slot; a share too small for PIPELINE_LOOPS loops of slots gets smaller
+        // chunks (not below MIN_CHUNK_BYTES), so that its steps still overlap round the ring.
+        long slot = Math.max(1, ring.stepBytes() / type.size());
+        long pipelined = RingAlgorithm.ceilDiv(per, (long) chunksPerLoop * PIPELINE_LOOPS);
+        long wanted = Math.max(pipelined, MIN_CHUNK_BYTES / type.size());
+        long maxChunk = wanted >= slot ? slot : Math.min(slot, (wanted + align - 1) / align * align);
         for (int c = 0; c < active; c++) {
             long base = c * per;
             long count = Math.min(per, elements - base);
@@ -89,14 +99,14 @@ public final class OperationBuilder {
                           ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
-        split("allReduce", count, count * type.size(), type, op, in, out, kernel, (base, c, chunk) -> n == 1
+        split("allReduce", count, count * type.size(), type, op, in, out, kernel, n, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, avg) : new RingAllReduce(n, ring.rank(), base, c, chunk, avg));
     }
 
     /** NCCL's {@code ncclAllGather}: {@code count} elements per rank. */
     public void allGather(MemorySegment in, MemorySegment out, long count, DataType type, ReductionKernel kernel) {
         int n = ring.nranks();
-        split("allGather", count, count * type.size() * n, type, null, in, out, kernel, (base, c, chunk) -> n == 1
+        split("allGather", count, count * type.size() * n, type, null, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, false) : new RingAllGather(n, ring.rank(), base, c, chunk, count));
     }
 
@@ -105,7 +115,7 @@ public final class OperationBuilder {
                               ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
-        split("reduceScatter", count, count * type.size() * n, type, op, in, out, kernel, (base, c, chunk) -> n == 1
+        split("reduceScatter", count, count * type.size() * n, type, op, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, avg) : new RingReduceScatter(n, ring.rank(), base, c, chunk, count, avg));
     }
 
@@ -114,7 +124,7 @@ public final class OperationBuilder {
                           ReductionKernel kernel) {
         int n = ring.nranks();
         boolean rootCopies = ring.rank() == root && !sameMemory(in, out);
-        split("broadcast", count, count * type.size(), type, null, in, out, kernel, (base, c, chunk) -> n == 1
+        split("broadcast", count, count * type.size(), type, null, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, false)
                 : new RingBroadcast(n, ring.rank(), root, base, c, chunk, rootCopies));
     }
@@ -124,7 +134,7 @@ public final class OperationBuilder {
                        ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
-        split("reduce", count, count * type.size(), type, op, in, out, kernel, (base, c, chunk) -> n == 1
+        split("reduce", count, count * type.size(), type, op, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, avg) : new RingReduce(n, ring.rank(), root, base, c, chunk, avg));
     }
 

@@ -63,7 +63,7 @@ public final class CoreConfig {
 
     @EnvVar(defaultValue = "backoff",
             description = "What the proxy thread does when a pass found no work while operations are in flight: "
-                    + "spin, yield, or backoff (spin, then yield, then park for up to 1 ms). With nothing in "
+                    + "spin, yield, or backoff (spin, then yield, then park for up to 100 us). With nothing in "
                     + "flight it parks until an operation arrives.")
     public static final String JCCL_PROXY_IDLE = "JCCL_PROXY_IDLE";
 

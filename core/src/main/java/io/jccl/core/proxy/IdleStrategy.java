@@ -41,12 +41,13 @@ public interface IdleStrategy {
                 public void reset() {
                 }
             };
-            case BACKOFF -> new Backoff(64, 4096, 1_000, 1_000_000);
+            case BACKOFF -> new Backoff(64, 4096, 1_000, 100_000);
         };
     }
 
     /**
-     * Spins, then yields, then parks for exponentially longer up to a cap. Yielding is what keeps
+     * Spins, then yields, then parks for exponentially longer up to a cap (100 us by default, so
+     * that a message is seen soon after it arrives). Yielding is what keeps
      * several ranks on a few cores moving: a waiting proxy gives its core to one that has data.
      */
     final class Backoff implements IdleStrategy {

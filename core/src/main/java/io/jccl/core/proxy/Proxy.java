@@ -56,7 +56,7 @@ public final class Proxy {
      * Idle passes before the thread sleeps with nothing in flight: an application that issues its
      * next operation right after the last completed finds the proxy still awake.
      */
-    private static final int PASSES_BEFORE_SLEEP = Integer.getInteger("jccl.exp.sleepPasses", 2_000);
+    private static final int PASSES_BEFORE_SLEEP = 2_000;
 
     private final Thread thread;
     private final ConcurrentLinkedQueue<Operation> submissions = new ConcurrentLinkedQueue<>();
