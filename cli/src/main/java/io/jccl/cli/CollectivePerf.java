@@ -61,8 +61,11 @@ final class CollectivePerf {
         this.scalar = arena.allocate(8, 8);
     }
 
-    /** Calls of the collective before the table, at {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine. */
-    static final int WARM_UP_CALLS = 300;
+    /**
+     * Calls of the collective before the table, alternately at the smallest size and at
+     * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both.
+     */
+    static final int WARM_UP_CALLS = 600;
     static final long WARM_UP_BYTES = 256 << 10;
 
     /** @return the number of checks that found wrong elements, the same on every rank */
@@ -96,10 +99,11 @@ final class CollectivePerf {
     private void warmUpTheJit() {
         DataType type = o.types().get(0);
         ReduceOp op = o.ops().get(0);
-        PerfCollective.Counts c = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
+        PerfCollective.Counts small = o.collective().counts(o.minBytes(), type.size(), n);
+        PerfCollective.Counts large = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
         Completion last = null;
         for (int i = 0; i < WARM_UP_CALLS; i++) {
-            last = issue(c, type, op, Math.max(0, o.root()), i % 2 == 0);
+            last = issue(i % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), i % 4 < 2);
             if (i % 20 == 19) {
                 last.await();
             }
@@ -124,8 +128,8 @@ final class CollectivePerf {
                 version == null ? "(development build)" : version, n, comm.transport(), comm.channels(),
                 comm.channels() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
-        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d bytes before the table%n", WARM_UP_CALLS,
-                Math.min(o.maxBytes(), WARM_UP_BYTES));
+        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table%n", WARM_UP_CALLS,
+                o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
                         + "agg iters: %d validation: %d graph: %d unalign: %d%n", 1, 1, o.minBytes(), o.maxBytes(),
                 o.stepFactor() > 1 ? o.stepFactor() : o.stepBytes(), o.stepFactor() > 1 ? "factor" : "bytes", o.warmup(),

@@ -56,10 +56,15 @@ public final class OperationBuilder {
         return (int) Math.min(wanted, ring.channels());
     }
 
-    /** Loops a channel's share is cut into at least, so that consecutive steps overlap on the ring. */
-    static final int PIPELINE_LOOPS = 4;
-    /** Smallest chunk worth a message of its own, when cutting for the pipeline. */
-    static final long MIN_CHUNK_BYTES = 32 << 10;
+    /**
+     * Slots in the chunk of one ring step (NCCL's {@code CHUNKSTEPS} = NCCL_STEPS / 2): a step moves
+     * its chunk as slot-sized slices, so two steps' slices fit in the ring of slots at once.
+     */
+    static final int CHUNK_SLOTS = 4;
+    /** Slices a step's chunk is cut into at least, so that the next rank starts on the first slice early. */
+    static final int MIN_SLICES = 4;
+    /** Smallest slice worth a message of its own. */
+    static final long MIN_SLICE_BYTES = 32 << 10;
 
     private interface AlgorithmFactory {
         RingAlgorithm create(long base, long count, long maxChunk);
@@ -76,12 +81,14 @@ public final class OperationBuilder {
         int active = n == 1 ? 1 : activeChannels(bytes);
         long align = Math.max(1, 64 / type.size());
         long per = (RingAlgorithm.ceilDiv(elements, active) + align - 1) / align * align;
-        // A chunk is at most a slot; a share too small for PIPELINE_LOOPS loops of slots gets smaller
-        // chunks (not below MIN_CHUNK_BYTES), so that its steps still overlap round the ring.
+        // NCCL's ring geometry: a step moves a chunk of up to CHUNK_SLOTS slots, as slices that each
+        // travel as one message, and a rank works on a slice as soon as it arrives (the pipeline).
+        // Shares smaller than a loop of full chunks get smaller chunks, and their chunks smaller
+        // slices, down to MIN_SLICE_BYTES, so that the pipeline still has MIN_SLICES stages.
         long slot = Math.max(1, ring.stepBytes() / type.size());
-        long pipelined = RingAlgorithm.ceilDiv(per, (long) chunksPerLoop * PIPELINE_LOOPS);
-        long wanted = Math.max(pipelined, MIN_CHUNK_BYTES / type.size());
-        long maxChunk = wanted >= slot ? slot : Math.min(slot, (wanted + align - 1) / align * align);
+        long maxChunk = Math.min(CHUNK_SLOTS * slot, roundUp(RingAlgorithm.ceilDiv(per, chunksPerLoop), align));
+        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES),
+                MIN_SLICE_BYTES / type.size()), align));
         for (int c = 0; c < active; c++) {
             long base = c * per;
             long count = Math.min(per, elements - base);
@@ -89,9 +96,13 @@ public final class OperationBuilder {
                 break;
             }
             RingAlgorithm a = factory.create(base, count, maxChunk);
-            chains.get(c).add(new RingTask(a, name, n == 1 ? null : ring.send()[c], n == 1 ? null : ring.recv()[c], kernel,
-                    type, op == null ? ReduceOp.SUM : op, n, in, out));
+            chains.get(c).add(new RingTask(a, slice, name, n == 1 ? null : ring.send()[c],
+                    n == 1 ? null : ring.recv()[c], kernel, type, op == null ? ReduceOp.SUM : op, n, in, out));
         }
+    }
+
+    private static long roundUp(long value, long multiple) {
+        return Math.max(multiple, (value + multiple - 1) / multiple * multiple);
     }
 
     /** NCCL's {@code ncclAllReduce}. */

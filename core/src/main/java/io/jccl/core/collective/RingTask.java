@@ -11,9 +11,10 @@ import io.jccl.spi.ReduceOp;
 import java.lang.foreign.MemorySegment;
 
 /**
- * One channel of a collective: runs a {@link RingAlgorithm}'s steps in order, each as soon as its
- * received slot is in and a send slot is free. The step's bytes go through the
- * {@link ReductionKernel}; the proxy moves the slots.
+ * One channel of a collective: runs a {@link RingAlgorithm}'s steps in order, each as slot-sized
+ * slices, every slice as soon as its received slot is in and a send slot is free. A step's first
+ * slice goes on while the previous rank still sends the later ones: that is the ring's pipeline.
+ * The bytes go through the {@link ReductionKernel}; the proxy moves the slots.
  */
 public final class RingTask extends Task {
     /** Steps per {@link #progress} call, so that other channels and the network get their turn. */
@@ -31,10 +32,15 @@ public final class RingTask extends Task {
     private final MemorySegment output;
     private final long loops;
     private final int stepsPerLoop;
+    private final long sliceElements;
     private final Step step = new Step();
+    /** For {@link #start}, which walks every step once to count the messages to receive. */
+    private final Step scratch = new Step();
     private long loop;
     private int j;
     private boolean stepReady;
+    private long slice;
+    private long slices;
 
     /**
      * @param operation  for messages, e.g. {@code allReduce}
@@ -43,9 +49,10 @@ public final class RingTask extends Task {
      * @param op         the operation; {@link ReduceOp#AVG} sums and divides by {@code divisor} at the end
      * @param divisor    ranks, for an average
      */
-    RingTask(RingAlgorithm algorithm, String operation, SendConnection send, RecvConnection recv, ReductionKernel kernel,
-             DataType type, ReduceOp op, int divisor, MemorySegment input, MemorySegment output) {
+    RingTask(RingAlgorithm algorithm, long sliceElements, String operation, SendConnection send, RecvConnection recv,
+             ReductionKernel kernel, DataType type, ReduceOp op, int divisor, MemorySegment input, MemorySegment output) {
         this.algorithm = algorithm;
+        this.sliceElements = Math.max(1, sliceElements);
         this.operation = operation;
         this.send = send;
         this.recv = recv;
@@ -62,9 +69,24 @@ public final class RingTask extends Task {
 
     @Override
     void start() {
-        if (recv != null) {
-            recv.expect(loops * algorithm.recvsPerLoop());
+        if (recv == null || algorithm.recvsPerLoop() == 0) {
+            return;
         }
+        long messages = 0;
+        Step s = scratch;
+        for (long l = 0; l < loops; l++) {
+            for (int k = 0; k < stepsPerLoop; k++) {
+                algorithm.step(l, k, s);
+                if (s.has(Step.RECV)) {
+                    messages += slicesOf(s.count);
+                }
+            }
+        }
+        recv.expect(messages);
+    }
+
+    private long slicesOf(long count) {
+        return Math.max(1, (count + sliceElements - 1) / sliceElements);
     }
 
     @Override
@@ -73,14 +95,20 @@ public final class RingTask extends Task {
         while (loop < loops && work < STEPS_PER_PASS) {
             if (!stepReady) {
                 algorithm.step(loop, j, step);
+                slices = slicesOf(step.count);
+                slice = 0;
                 stepReady = true;
             }
             if (step.has(Step.RECV) && !recv.hasData() || step.has(Step.SEND) && !send.hasRoom()) {
                 break;
             }
-            execute();
-            stepReady = false;
+            long first = slice * sliceElements;
+            execute(first, Math.max(0, Math.min(sliceElements, step.count - first)));
             work++;
+            if (++slice < slices) {
+                continue;
+            }
+            stepReady = false;
             if (++j == stepsPerLoop) {
                 j = 0;
                 loop++;
@@ -92,12 +120,12 @@ public final class RingTask extends Task {
         return work;
     }
 
-    private void execute() {
+    /** Runs elements {@code [first, first + count)} of the current step: one slice, one message. */
+    private void execute(long first, long count) {
         int size = type.size();
-        long count = step.count;
         long bytes = count * size;
-        long in = step.inOffset * size;
-        long out = step.outOffset * size;
+        long in = (step.inOffset + first) * size;
+        long out = (step.outOffset + first) * size;
         boolean sends = step.has(Step.SEND);
         MemorySegment sendSlot = sends ? send.fillSlot() : null;
         if (step.has(Step.RECV)) {
@@ -105,7 +133,7 @@ public final class RingTask extends Task {
             if (recv.dataSize() != bytes) {
                 throw new JcclException(NetResult.INVALID_USAGE, recv.peer, "rank " + recv.peer + " sent "
                         + recv.dataSize() + " bytes where this rank expected " + bytes + " (" + operation + ", "
-                        + algorithm.name() + " loop " + loop + " step " + j + "): did every rank call " + operation
+                        + algorithm.name() + " loop " + loop + " step " + j + " slice " + slice + "): did every rank call " + operation
                         + " with the same count, type and root?", null);
             }
             if (step.has(Step.REDUCE)) {
@@ -163,6 +191,6 @@ public final class RingTask extends Task {
         if (stepReady && step.has(Step.SEND) && !send.hasRoom()) {
             return send.waitingFor();
         }
-        return algorithm.name() + " loop " + loop + " step " + j;
+        return algorithm.name() + " loop " + loop + " step " + j + " slice " + slice;
     }
 }

@@ -32,8 +32,9 @@ public final class CoreConfig {
     public static final String NCCL_MIN_NCHANNELS = "NCCL_MIN_NCHANNELS";
 
     @EnvVar(defaultValue = "",
-            description = "Most channels a communicator uses (at most 32); unset: 2. Small operations use fewer "
-                    + "channels, one per 64 KiB.")
+            description = "Most channels a communicator uses (at most 32); unset: 2 on machines with 4 cores or more, "
+                    + "else 1 (one proxy thread drives every channel). Small operations use fewer channels, one per "
+                    + "64 KiB.")
     public static final String NCCL_MAX_NCHANNELS = "NCCL_MAX_NCHANNELS";
 
     @EnvVar(defaultValue = "4194304",
@@ -63,8 +64,8 @@ public final class CoreConfig {
 
     @EnvVar(defaultValue = "backoff",
             description = "What the proxy thread does when a pass found no work while operations are in flight: "
-                    + "spin, yield, or backoff (spin, then yield, then park for up to 100 us). With nothing in "
-                    + "flight it parks until an operation arrives.")
+                    + "spin, yield, or backoff (spin briefly, yield, and only after a long wait park for up to 100 us). "
+                    + "With nothing in flight it parks until an operation arrives.")
     public static final String JCCL_PROXY_IDLE = "JCCL_PROXY_IDLE";
 
     // ---- Launchers (Communicator.initFromEnvironment)
@@ -115,8 +116,12 @@ public final class CoreConfig {
     public static final int NCCL_STEPS = 8;
     /** The most channels a communicator may use. */
     public static final int MAX_CHANNELS = 32;
-    /** Channels when neither NCCL_MIN_NCHANNELS nor NCCL_MAX_NCHANNELS says otherwise. */
-    public static final int DEFAULT_CHANNELS = 2;
+    /**
+     * Channels when neither NCCL_MIN_NCHANNELS nor NCCL_MAX_NCHANNELS says otherwise: one proxy
+     * thread drives every channel, and on a machine of 2 cores a second channel only adds messages
+     * (measured with 2 and 4 ranks).
+     */
+    public static final int DEFAULT_CHANNELS = Runtime.getRuntime().availableProcessors() >= 4 ? 2 : 1;
     /** Bytes per channel below which an operation uses fewer channels. */
     public static final long MIN_BYTES_PER_CHANNEL = 64 << 10;
 }

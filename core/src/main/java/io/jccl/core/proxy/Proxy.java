@@ -180,8 +180,11 @@ public final class Proxy {
                 try {
                     work = acceptSubmissions(now);
                     work += moveNetwork();
-                    work += runOperations(now);
-                    if (work == 0) {
+                    int steps = runOperations(now);
+                    if (steps > 0) {
+                        // Send what the steps just filled now, not a pass later: a pass per hop saved.
+                        work += steps + moveNetwork();
+                    } else if (work == 0) {
                         checkProgress(now);
                     }
                 } catch (JcclException e) {
