@@ -64,7 +64,7 @@ public final class OperationBuilder {
     /** Slices a step's chunk is cut into at least, so that the next rank starts on the first slice early. */
     static final int MIN_SLICES = 4;
     /** Smallest slice worth a message of its own. */
-    static final long MIN_SLICE_BYTES = 32 << 10;
+    static final long MIN_SLICE_BYTES = 128 << 10;
 
     private interface AlgorithmFactory {
         RingAlgorithm create(long base, long count, long maxChunk);
