@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# JCCL's all-reduce against Open MPI's MPI_Allreduce in one run, on this machine's local ranks:
+# bus bandwidth at 1 MiB and 64 MiB and the time of an 8-byte all-reduce, for 2 and 4 ranks,
+# each figure the best of a few alternating rounds (the machine may be shared).
+#   bench/mpi/compare-allreduce.sh [rounds]
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+rounds=${1:-3}
+command -v mpicc >/dev/null || { echo "compare-allreduce.sh: mpicc not found: apt-get install -y openmpi-bin libopenmpi-dev" >&2; exit 1; }
+mkdir -p "$here/target"
+mpicc -O2 -o "$here/target/allreduce_baseline" "$here/allreduce_baseline.c"
+"$root/bin/jccl" --version >/dev/null
+
+# name size -> the out-of-place busbw (GB/s) or time (us) column of one run
+jccl() { # np bytes iters column
+  "$root/bin/jccl" perf all_reduce -b "$2" -e "$2" -n "$3" -w 5 -c 1 -np "$1" \
+    | awk -v col="$4" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $6 : $8) }'
+}
+mpi() { # np bytes iters column [mpirun options...]
+  local np=$1 bytes=$2 iters=$3 col=$4; shift 4
+  mpirun --allow-run-as-root --oversubscribe -np "$np" "$@" "$here/target/allreduce_baseline" -b "$bytes" -e "$bytes" \
+      -n "$iters" -w 5 | awk -v col="$col" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $3 : $5) }'
+}
+best() { sort -g | { [ "$1" = min ] && head -1 || tail -1; }; }
+
+printf '# load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf '# %-5s %-22s %14s %14s %14s %9s %9s\n' ranks metric "JCCL" "MPI (shm)" "MPI (tcp)" "vs shm" "vs tcp"
+for np in 2 4; do
+  for metric in "busbw 1MiB" "busbw 64MiB" "8B latency"; do
+    case $metric in
+      "busbw 1MiB") bytes=1M; iters=50; col=busbw; pick=max;;
+      "busbw 64MiB") bytes=64M; iters=10; col=busbw; pick=max;;
+      "8B latency") bytes=8; iters=2000; col=time; pick=min;;
+    esac
+    j=(); s=(); t=()
+    for ((r = 0; r < rounds; r++)); do
+      j+=("$(jccl "$np" "$bytes" "$iters" "$col")")
+      s+=("$(mpi "$np" "$bytes" "$iters" "$col")")
+      t+=("$(mpi "$np" "$bytes" "$iters" "$col" --mca btl tcp,self)")
+    done
+    jb=$(printf '%s\n' "${j[@]}" | best $pick); sb=$(printf '%s\n' "${s[@]}" | best $pick); tb=$(printf '%s\n' "${t[@]}" | best $pick)
+    unit=$([ "$col" = time ] && echo us || echo GB/s)
+    if [ "$col" = time ]; then rs=$(awk -v a="$sb" -v b="$jb" 'BEGIN{printf "%.2fx", a/b}'); rt=$(awk -v a="$tb" -v b="$jb" 'BEGIN{printf "%.2fx", a/b}')
+    else rs=$(awk -v a="$jb" -v b="$sb" 'BEGIN{printf "%.2fx", a/b}'); rt=$(awk -v a="$jb" -v b="$tb" 'BEGIN{printf "%.2fx", a/b}'); fi
+    printf '  %-5s %-22s %14s %14s %14s %9s %9s\n' "$np" "$metric ($unit)" "$jb" "$sb" "$tb" "$rs" "$rt"
+  done
+done
+printf '# load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# ratios: JCCL / MPI for bandwidth, MPI / JCCL for latency (above 1 means JCCL is better)"

@@ -1,0 +1,266 @@
+package io.jccl.cli;
+
+import io.jccl.core.Communicator;
+import io.jccl.core.Completion;
+import io.jccl.core.check.VerifiableData;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * One rank's part of {@code jccl perf}: nccl-tests' loop ({@code src/common.cu}: {@code TimeTest},
+ * {@code BenchTime}). For every size: out-of-place then in-place, each with one synchronising call,
+ * {@code iters} calls issued back to back and timed to the completion of the last, the time
+ * averaged over ranks, then {@code check} calls on verifiable data whose wrong elements are summed
+ * over ranks. Rank 0 prints the table.
+ */
+final class CollectivePerf {
+    /** The options of one run. */
+    record Options(PerfCollective collective, long minBytes, long maxBytes, long stepBytes, long stepFactor,
+                   int iters, int warmup, int check, List<DataType> types, List<ReduceOp> ops, int root) {
+    }
+
+    private final Communicator comm;
+    private final Options o;
+    private final PrintStream out;
+    private final int n;
+    private final int rank;
+    private final Arena arena = Arena.ofShared();
+    private final MemorySegment sendBuffer;
+    private final MemorySegment recvBuffer;
+    private final MemorySegment expected;
+    private final MemorySegment scalar;
+    private int errors;
+    private double busBwSum;
+    private int busBwCount;
+    private int rep;
+
+    /** @param out where rank 0 prints; {@code null} on the other ranks */
+    CollectivePerf(Communicator comm, Options options, PrintStream out) {
+        this.comm = comm;
+        this.o = options;
+        this.out = out;
+        this.n = comm.size();
+        this.rank = comm.rank();
+        long most = 0;
+        for (DataType t : options.types()) {
+            PerfCollective.Counts c = options.collective().counts(options.maxBytes(), t.size(), n);
+            most = Math.max(most, Math.max(c.send(), c.recv()) * t.size());
+        }
+        this.sendBuffer = arena.allocate(Math.max(64, most), 4096);
+        this.recvBuffer = arena.allocate(Math.max(64, most), 4096);
+        this.expected = arena.allocate(Math.max(64, most), 4096);
+        this.scalar = arena.allocate(8, 8);
+    }
+
+    /**
+     * Calls of the collective before the table, alternately at the smallest size and at
+     * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both.
+     */
+    static final int WARM_UP_CALLS = 600;
+    static final long WARM_UP_BYTES = 256 << 10;
+
+    /** @return the number of checks that found wrong elements, the same on every rank */
+    int run() {
+        printPreamble();
+        warmUpTheJit();
+        for (DataType type : o.types()) {
+            List<ReduceOp> ops = o.collective().kind.reduces() ? o.ops() : java.util.Collections.singletonList(null);
+            for (ReduceOp op : ops) {
+                if (o.collective().rooted() && o.root() < 0) {
+                    for (int root = 0; root < n; root++) {
+                        timeTest(type, op, root);
+                    }
+                } else {
+                    timeTest(type, op, o.collective().rooted() ? o.root() : -1);
+                }
+            }
+        }
+        if (out != null) {
+            out.print(PerfTable.footer(errors, busBwCount == 0 ? 0 : busBwSum / busBwCount, o.collective().program()));
+            out.flush();
+        }
+        arena.close();
+        return errors;
+    }
+
+    /**
+     * nccl-tests' warm-up (a few calls per size) suits a GPU; a JVM also needs its hot paths
+     * compiled before timing means anything. Not timed, not printed.
+     */
+    private void warmUpTheJit() {
+        DataType type = o.types().get(0);
+        ReduceOp op = o.ops().get(0);
+        PerfCollective.Counts small = o.collective().counts(o.minBytes(), type.size(), n);
+        PerfCollective.Counts large = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
+        Completion last = null;
+        for (int i = 0; i < WARM_UP_CALLS; i++) {
+            last = issue(i % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), i % 4 < 2);
+            if (i % 20 == 19) {
+                last.await();
+            }
+        }
+        last.await();
+        barrier();
+    }
+
+    private void printPreamble() {
+        String line = String.format(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n", rank, 0,
+                ProcessHandle.current().pid(), hostName(), 0, "host", comm.transport());
+        byte[] mine = java.util.Arrays.copyOf(line.getBytes(StandardCharsets.UTF_8), 256);
+        MemorySegment local = arena.allocate(256);
+        MemorySegment.copy(mine, 0, local, ValueLayout.JAVA_BYTE, 0, 256);
+        MemorySegment all = arena.allocate(256L * n);
+        comm.allGather(local, all, 256, DataType.UINT8);
+        if (out == null) {
+            return;
+        }
+        String version = Jccl.class.getPackage().getImplementationVersion();
+        out.printf(Locale.ROOT, "# jccl perf %s, in nccl-tests 2.19.6's format: %s ranks over %s, %d channel%s%n",
+                version == null ? "(development build)" : version, n, comm.transport(), comm.channels(),
+                comm.channels() == 1 ? "" : "s");
+        out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
+        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table%n", WARM_UP_CALLS,
+                o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
+        out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
+                        + "agg iters: %d validation: %d graph: %d unalign: %d%n", 1, 1, o.minBytes(), o.maxBytes(),
+                o.stepFactor() > 1 ? o.stepFactor() : o.stepBytes(), o.stepFactor() > 1 ? "factor" : "bytes", o.warmup(),
+                o.iters(), 1, o.check() > 0 ? 1 : 0, 0, 0);
+        out.print("#\n# Using devices\n");
+        for (int r = 0; r < n; r++) {
+            byte[] b = all.asSlice(256L * r, 256).toArray(ValueLayout.JAVA_BYTE);
+            int len = 0;
+            while (len < b.length && b[len] != 0) {
+                len++;
+            }
+            out.print(new String(b, 0, len, StandardCharsets.UTF_8));
+        }
+        out.print(PerfTable.header());
+        out.flush();
+    }
+
+    private void timeTest(DataType type, ReduceOp op, int root) {
+        barrier();
+        for (long size = o.minBytes(); size <= o.maxBytes(); size *= 2) {
+            PerfCollective.Counts c = o.collective().counts(size, type.size(), n);
+            for (int i = 0; i < o.warmup(); i++) {
+                issue(c, type, op, root, false);
+            }
+            if (o.warmup() > 0) {
+                issue(c, type, op, root, false).await();
+            }
+            if (size == 0) {
+                break;
+            }
+        }
+        for (long size = o.minBytes(); size <= o.maxBytes();
+             size = o.stepFactor() > 1 ? size * o.stepFactor() : size + o.stepBytes()) {
+            PerfCollective.Counts c = o.collective().counts(size, type.size(), n);
+            StringBuilder line = new StringBuilder(PerfTable.preamble(Math.max(c.send(), c.recv()) * type.size(),
+                    c.param(), type.testsName(), op == null ? "none" : op.testsName(), root));
+            line.append(benchTime(c, type, op, root, false));
+            line.append(benchTime(c, type, op, root, true));
+            if (out != null) {
+                out.println(line);
+                out.flush();
+            }
+            if (size == 0 && o.stepFactor() > 1) {
+                break;
+            }
+        }
+    }
+
+    private String benchTime(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+        if (o.check() > 0) {
+            prepare(c, type, op, root, inPlace, 99);
+        }
+        issue(c, type, op, root, inPlace).await();
+        barrier();
+        long t0 = System.nanoTime();
+        Completion last = null;
+        for (int i = 0; i < o.iters(); i++) {
+            last = issue(c, type, op, root, inPlace);
+        }
+        if (last != null) {
+            last.await();
+        }
+        double seconds = (System.nanoTime() - t0) / 1e9 / Math.max(1, o.iters());
+        seconds = sum(seconds) / n;
+        double algBw = o.collective().algBw(c.param(), type.size(), seconds, n);
+        double busBw = algBw * o.collective().busFactor(n);
+        long wrong = -1;
+        if (o.check() > 0) {
+            wrong = 0;
+            rep++;
+            for (int k = 0; k < o.check(); k++) {
+                long elements = prepare(c, type, op, root, inPlace, rep);
+                issue(c, type, op, root, inPlace).await();
+                long mine = new VerifiableData(type, op, n, rep).countWrong(recvFor(c, type, inPlace), 0, expected, 0,
+                        elements);
+                wrong = (long) sum(mine);
+                if (wrong != 0) {
+                    errors++;
+                    break;
+                }
+            }
+        }
+        busBwSum += busBw;
+        busBwCount++;
+        return PerfTable.body(seconds * 1e6, algBw, busBw, wrong);
+    }
+
+    /** Fills this rank's input and expected output. @return the elements to compare */
+    private long prepare(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace, long seed) {
+        VerifiableData data = new VerifiableData(type, op, n, seed);
+        recvBuffer.asSlice(0, c.recv() * type.size()).fill((byte) 0);
+        o.collective().kind.fillInput(data, sendFor(c, type, inPlace), c.param(), rank, n, root);
+        return o.collective().kind.fillExpected(data, expected, c.param(), rank, n, root);
+    }
+
+    private MemorySegment sendFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
+        long bytes = c.send() * type.size();
+        return inPlace ? recvBuffer.asSlice(rank * c.sendInPlaceOffset() * type.size(), bytes)
+                : sendBuffer.asSlice(0, bytes);
+    }
+
+    private MemorySegment recvFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
+        long bytes = c.recv() * type.size();
+        return recvBuffer.asSlice(inPlace ? rank * c.recvInPlaceOffset() * type.size() : 0, bytes);
+    }
+
+    private Completion issue(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+        return o.collective().kind.issue(comm, sendFor(c, type, inPlace), recvFor(c, type, inPlace), c.param(), type,
+                op, root);
+    }
+
+    /** @return the sum of {@code v} over ranks (nccl-tests uses MPI_Allreduce for this) */
+    private double sum(double v) {
+        scalar.set(ValueLayout.JAVA_DOUBLE, 0, v);
+        comm.allReduce(scalar, scalar, 1, DataType.FLOAT64, ReduceOp.SUM);
+        return scalar.get(ValueLayout.JAVA_DOUBLE, 0);
+    }
+
+    private void barrier() {
+        sum(0);
+    }
+
+    private static String hostName() {
+        String h = System.getenv("HOSTNAME");
+        if (h != null && !h.isBlank()) {
+            return h;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "localhost";
+        }
+    }
+}

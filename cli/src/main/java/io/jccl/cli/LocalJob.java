@@ -1,0 +1,143 @@
+package io.jccl.cli;
+
+import io.jccl.core.config.CoreConfig;
+import io.jccl.spi.config.Env;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * N JVMs on this machine, each one rank, started with the variables torchrun would set:
+ * {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code LOCAL_WORLD_SIZE},
+ * {@code MASTER_ADDR}, {@code MASTER_PORT}, plus a random {@code JCCL_COMM_SECRET}. Their output
+ * comes back line by line with a {@code [rank N]} prefix. When a rank fails, the others get a
+ * grace period to notice it themselves (JCCL fails their operations within the peer timeout), and
+ * are then stopped.
+ */
+final class LocalJob {
+    /** How long the other ranks may run after one failed, before they are stopped. */
+    static final long GRACE_MS = 20_000;
+
+    private LocalJob() {
+    }
+
+    /**
+     * @param javaArgs         what follows {@code java <options>}: class path, main class, arguments
+     * @param ranks            how many ranks
+     * @param prefixRankZero   whether rank 0's standard output is prefixed too
+     * @return the first non-zero exit status of a rank, or 0
+     */
+    static int run(List<String> javaArgs, int ranks, boolean prefixRankZero, PrintStream out, PrintStream err)
+            throws IOException, InterruptedException {
+        String secret = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
+        int port = freePort();
+        List<Process> processes = new ArrayList<>();
+        List<Thread> pumps = new ArrayList<>();
+        Thread stopAll = new Thread(() -> processes.forEach(Process::destroyForcibly), "jccl-run-stop");
+        Runtime.getRuntime().addShutdownHook(stopAll);
+        try {
+            for (int r = 0; r < ranks; r++) {
+                List<String> command = new ArrayList<>(javaCommand());
+                command.addAll(javaArgs);
+                ProcessBuilder pb = new ProcessBuilder(command);
+                Map<String, String> env = pb.environment();
+                env.put(CoreConfig.RANK, String.valueOf(r));
+                env.put(CoreConfig.WORLD_SIZE, String.valueOf(ranks));
+                env.put("LOCAL_RANK", String.valueOf(r));
+                env.put("LOCAL_WORLD_SIZE", String.valueOf(ranks));
+                env.put(CoreConfig.MASTER_ADDR, InetAddress.getLoopbackAddress().getHostAddress());
+                env.put(CoreConfig.MASTER_PORT, String.valueOf(port));
+                env.put(CoreConfig.JCCL_COMM_SECRET, secret);
+                env.remove(CoreConfig.NCCL_COMM_ID);
+                Process p = pb.start();
+                processes.add(p);
+                String prefix = "[rank " + r + "] ";
+                pumps.add(pump(p.getInputStream(), out, r == 0 && !prefixRankZero ? "" : prefix));
+                pumps.add(pump(p.getErrorStream(), err, prefix));
+            }
+            int status = 0;
+            long failedAt = 0;
+            while (true) {
+                boolean running = false;
+                for (int r = 0; r < ranks; r++) {
+                    Process p = processes.get(r);
+                    if (p.isAlive()) {
+                        running = true;
+                    } else if (p.exitValue() != 0 && status == 0) {
+                        status = p.exitValue();
+                        failedAt = System.nanoTime();
+                    }
+                }
+                if (!running) {
+                    break;
+                }
+                if (status != 0 && System.nanoTime() - failedAt > TimeUnit.MILLISECONDS.toNanos(GRACE_MS)) {
+                    err.println("jccl run: a rank exited with status " + status + "; stopping the others");
+                    processes.forEach(Process::destroyForcibly);
+                }
+                Thread.sleep(20);
+            }
+            for (Thread t : pumps) {
+                t.join(2000);
+            }
+            return status;
+        } finally {
+            processes.forEach(Process::destroyForcibly);
+            try {
+                Runtime.getRuntime().removeShutdownHook(stopAll);
+            } catch (IllegalStateException ignored) {
+                // The JVM is shutting down: the hook runs anyway.
+            }
+        }
+    }
+
+    /** @return {@code java} of this JVM with the options every rank needs, and {@code JCCL_JAVA_OPTS} */
+    static List<String> javaCommand() {
+        List<String> c = new ArrayList<>();
+        c.add(ProcessHandle.current().info().command()
+                .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
+        c.add("--enable-native-access=ALL-UNNAMED");
+        String opts = Env.get(CliConfig.JCCL_JAVA_OPTS);
+        if (opts != null) {
+            c.addAll(List.of(opts.trim().split("\\s+")));
+        }
+        return c;
+    }
+
+    private static Thread pump(InputStream in, PrintStream to, String prefix) {
+        Thread t = new Thread(() -> {
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    to.println(prefix + line);
+                }
+            } catch (IOException ignored) {
+                // The rank is gone; its exit status tells.
+            }
+            to.flush();
+        }, "jccl-run-output");
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0)) {
+            s.setReuseAddress(true);
+            return s.getLocalPort();
+        }
+    }
+}

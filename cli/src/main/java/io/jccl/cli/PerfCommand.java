@@ -1,0 +1,191 @@
+package io.jccl.cli;
+
+import io.jccl.core.CommConfig;
+import io.jccl.core.Communicator;
+import io.jccl.core.JcclException;
+import io.jccl.core.UniqueId;
+import io.jccl.core.config.CoreConfig;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import io.jccl.spi.config.Env;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * {@code jccl perf <collective>}: nccl-tests on JCCL, with its flags and its table. With
+ * {@code -np N} it starts N local ranks (JVMs, as {@code jccl run} does); under a launcher
+ * (torchrun's, Open MPI's or Slurm's variables set) it is one rank of the job; with {@code -t T}
+ * it runs T ranks as threads of this JVM. Exit status 1 if any result was wrong.
+ */
+@Command(name = "perf", mixinStandardHelpOptions = true, sortOptions = false,
+        description = {"Benchmarks and checks a collective, printing nccl-tests' table (size, count, type, redop, "
+                + "root, then time, algbw, busbw and #wrong out-of-place and in-place).",
+                "Collectives: all_reduce, all_gather, broadcast, reduce, reduce_scatter, alltoall, sendrecv.",
+                "Exit status: 0 if every check passed, 1 if a result was wrong, 2 on a usage or run error."})
+final class PerfCommand implements Callable<Integer> {
+
+    @Parameters(index = "0", paramLabel = "COLLECTIVE", description = "all_reduce, all_gather, broadcast, reduce, "
+            + "reduce_scatter, alltoall or sendrecv (a _perf suffix is fine).")
+    String collective;
+
+    @Option(names = {"-b", "--minbytes"}, defaultValue = "32M", description = "Smallest size (default: ${DEFAULT-VALUE}).")
+    String minBytes;
+
+    @Option(names = {"-e", "--maxbytes"}, defaultValue = "32M", description = "Largest size (default: ${DEFAULT-VALUE}).")
+    String maxBytes;
+
+    @Option(names = {"-i", "--stepbytes"}, defaultValue = "1M", description = "Size increment without -f (default: ${DEFAULT-VALUE}).")
+    String stepBytes;
+
+    @Option(names = {"-f", "--stepfactor"}, defaultValue = "1", description = "Size multiplier; 1: add -i (default: ${DEFAULT-VALUE}).")
+    long stepFactor;
+
+    @Option(names = {"-n", "--iters"}, defaultValue = "20", description = "Timed calls per size (default: ${DEFAULT-VALUE}).")
+    int iters;
+
+    @Option(names = {"-w", "--warmup_iters"}, defaultValue = "1", description = "Warm-up calls per size (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = {"-c", "--check"}, defaultValue = "1", description = "Checked calls per size; 0: no check (default: ${DEFAULT-VALUE}).")
+    int check;
+
+    @Option(names = {"-d", "--datatype"}, defaultValue = "float",
+            description = "int8 uint8 int32 uint32 int64 uint64 half float double bfloat16, or all (default: ${DEFAULT-VALUE}).")
+    String datatype;
+
+    @Option(names = {"-o", "--op"}, defaultValue = "sum", description = "sum prod max min avg, or all (default: ${DEFAULT-VALUE}).")
+    String op;
+
+    @Option(names = {"-r", "--root"}, defaultValue = "0", description = "Root of broadcast and reduce; -1: every rank (default: ${DEFAULT-VALUE}).")
+    int root;
+
+    @Option(names = {"-np", "--np"}, defaultValue = "1", description = "Local ranks to start as processes (default: ${DEFAULT-VALUE}).")
+    int processes;
+
+    @Option(names = {"-t", "--nthreads"}, defaultValue = "1", description = "Ranks as threads of this process (default: ${DEFAULT-VALUE}).")
+    int threads;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception {
+        CollectivePerf.Options options;
+        try {
+            options = options();
+        } catch (IllegalArgumentException e) {
+            System.err.println("jccl perf: " + e.getMessage());
+            return 2;
+        }
+        boolean launched = launchedRank();
+        if (processes > 1 && !launched) {
+            if (threads > 1) {
+                System.err.println("jccl perf: use -np (processes) or -t (threads), not both");
+                return 2;
+            }
+            // The original arguments start with the sub-command's name.
+            List<String> javaArgs = new ArrayList<>(List.of("-cp", System.getProperty("java.class.path"),
+                    Jccl.class.getName()));
+            javaArgs.addAll(withoutProcesses(spec.commandLine().getParseResult().originalArgs()));
+            int status = LocalJob.run(javaArgs, processes, false, System.out, System.err);
+            return status;
+        }
+        try {
+            if (launched) {
+                try (Communicator comm = Communicator.initFromEnvironment()) {
+                    return new CollectivePerf(comm, options, comm.rank() == 0 ? System.out : null).run() == 0 ? 0 : 1;
+                }
+            }
+            return inProcess(options);
+        } catch (JcclException e) {
+            System.err.println("jccl perf: " + e);
+            return 2;
+        }
+    }
+
+    private int inProcess(CollectivePerf.Options options) throws Exception {
+        int n = Math.max(1, threads);
+        UniqueId id = UniqueId.create();
+        ExecutorService pool = Executors.newFixedThreadPool(n);
+        try {
+            List<Future<Integer>> ranks = new ArrayList<>();
+            for (int r = 0; r < n; r++) {
+                int rank = r;
+                ranks.add(pool.submit(() -> {
+                    try (Communicator comm = Communicator.init(n, id, rank, CommConfig.fromEnvironment())) {
+                        return new CollectivePerf(comm, options, rank == 0 ? System.out : null).run();
+                    }
+                }));
+            }
+            int errors = 0;
+            for (Future<Integer> f : ranks) {
+                try {
+                    errors = Math.max(errors, f.get());
+                } catch (java.util.concurrent.ExecutionException e) {
+                    if (e.getCause() instanceof JcclException je) {
+                        throw je;
+                    }
+                    throw e;
+                }
+            }
+            return errors == 0 ? 0 : 1;
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    private CollectivePerf.Options options() {
+        PerfCollective c = PerfCollective.parse(collective);
+        long min = Env.parseBytes(minBytes);
+        long max = Env.parseBytes(maxBytes);
+        if (min > max) {
+            throw new IllegalArgumentException("-b " + minBytes + " is larger than -e " + maxBytes);
+        }
+        List<DataType> types = new ArrayList<>();
+        if (datatype.equalsIgnoreCase("all")) {
+            for (DataType t : DataType.values()) {
+                if (t != DataType.FLOAT8_E4M3 && t != DataType.FLOAT8_E5M2) {
+                    types.add(t);
+                }
+            }
+        } else {
+            types.add(DataType.fromName(datatype));
+        }
+        List<ReduceOp> ops = op.equalsIgnoreCase("all") ? List.of(ReduceOp.values()) : List.of(ReduceOp.fromName(op));
+        if (iters < 0 || warmup < 0 || check < 0 || stepFactor < 1) {
+            throw new IllegalArgumentException("-n, -w and -c must not be negative, -f must be at least 1");
+        }
+        return new CollectivePerf.Options(c, min, max, Math.max(1, Env.parseBytes(stepBytes)), stepFactor, iters,
+                warmup, check, types, ops, root);
+    }
+
+    private static boolean launchedRank() {
+        return Env.isSet(CoreConfig.RANK) && Env.isSet(CoreConfig.WORLD_SIZE)
+                || Env.isSet(CoreConfig.OMPI_COMM_WORLD_RANK) && Env.isSet(CoreConfig.OMPI_COMM_WORLD_SIZE)
+                || Env.isSet(CoreConfig.SLURM_PROCID) && Env.isSet(CoreConfig.SLURM_NTASKS);
+    }
+
+    /** The original arguments without {@code -np N}, for the ranks this command starts. */
+    static List<String> withoutProcesses(List<String> args) {
+        List<String> kept = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("-np") || a.equals("--np")) {
+                i++;
+            } else if (!a.startsWith("-np=") && !a.startsWith("--np=")) {
+                kept.add(a);
+            }
+        }
+        return kept;
+    }
+}

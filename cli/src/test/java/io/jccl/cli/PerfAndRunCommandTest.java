@@ -1,0 +1,91 @@
+package io.jccl.cli;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** {@code jccl perf} and {@code jccl run} end to end: real ranks, the socket transport, the table. */
+class PerfAndRunCommandTest {
+    private record Run(int exitCode, String out, String err) {
+    }
+
+    private static synchronized Run jccl(String... args) {
+        PrintStream oldOut = System.out;
+        PrintStream oldErr = System.err;
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        System.setOut(new PrintStream(out, true, StandardCharsets.UTF_8));
+        System.setErr(new PrintStream(err, true, StandardCharsets.UTF_8));
+        try {
+            int rc = Jccl.commandLine().execute(args);
+            return new Run(rc, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        } finally {
+            System.setOut(oldOut);
+            System.setErr(oldErr);
+        }
+    }
+
+    static final Pattern ROW = Pattern.compile(
+            "^ +(\\d+) +(\\d+) +(\\S+) +(\\S+) +(-?\\d+)( +\\S+){3} +(\\d+)( +\\S+){3} +(\\d+)$");
+
+    @Test
+    void perfPrintsNcclTestsTableForThreadRanksAndChecksEveryRow() {
+        Run r = jccl("perf", "all_reduce", "-b", "8", "-e", "1M", "-f", "32", "-t", "3", "-n", "3", "-d", "int32",
+                "-o", "max");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        List<String> rows = r.out().lines().filter(l -> ROW.matcher(l).matches()).toList();
+        assertEquals(List.of("8", "256", "8192", "262144"), rows.stream().map(l -> l.trim().split(" +")[0]).toList(),
+                r.out());
+        for (String row : rows) {
+            String[] f = row.trim().split(" +");
+            assertEquals("int32", f[2]);
+            assertEquals("max", f[3]);
+            assertEquals("-1", f[4]);
+            assertEquals("0", f[8], "#wrong out-of-place: " + row);
+            assertEquals("0", f[12], "#wrong in-place: " + row);
+        }
+        assertTrue(r.out().contains("# Out of bounds values : 0 OK"), r.out());
+        assertTrue(r.out().contains("# Avg bus bandwidth    : "), r.out());
+        assertTrue(r.out().contains("# Collective test concluded: all_reduce_perf"), r.out());
+        assertTrue(r.out().contains("#  Rank  2 Group  0 Pid"), r.out());
+    }
+
+    @Test
+    void perfStartsProcessRanksWithNp() {
+        Run r = jccl("perf", "sendrecv", "-b", "1K", "-e", "64K", "-f", "64", "-np", "2", "-n", "2");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertEquals(2, r.out().lines().filter(l -> ROW.matcher(l).matches()).count(), r.out());
+        assertTrue(r.out().contains("#  Rank  1 Group  0 Pid"), r.out());
+    }
+
+    @Test
+    void runStartsRanksThatJoinFromTheLauncherVariablesAndPrefixesTheirOutput() {
+        Run r = jccl("run", "-np", "3", "io.jccl.cli.examples.HelloAllReduce");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        for (int rank = 0; rank < 3; rank++) {
+            assertTrue(r.out().contains("[rank " + rank + "] rank " + rank + " of 3 over JcclSocket: the sum of all ranks is 3"),
+                    r.out());
+        }
+    }
+
+    @Test
+    void runReportsAFailingRanksStatus() {
+        Run r = jccl("run", "-np", "2", "io.jccl.cli.NoSuchClass");
+        assertTrue(r.exitCode() != 0, r.out() + r.err());
+        assertTrue(r.err().contains("[rank 1]"), r.err());
+    }
+
+    @Test
+    void badArgumentsAreRefusedWithAReason() {
+        Run r = jccl("perf", "gather");
+        assertEquals(2, r.exitCode());
+        assertTrue(r.err().contains("unknown collective"), r.err());
+    }
+}

@@ -1,0 +1,241 @@
+package io.jccl.core;
+
+import io.jccl.core.config.CoreConfig;
+import io.jccl.spi.NetLogger;
+import io.jccl.spi.config.Env;
+import io.jccl.spi.config.SpiConfig;
+import io.jccl.spi.discovery.NetPluginDiscovery;
+
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+/**
+ * Settings of one communicator: NCCL's {@code ncclConfig_t} plus the engine's own. Values start
+ * from the environment ({@link CoreConfig}); the builder overrides them per communicator.
+ *
+ * <p>Channel count, buffer and chunk sizes shape the data path and must agree on every rank: init
+ * takes rank 0's values and warns on a rank whose own differ.
+ */
+public final class CommConfig {
+    /** What the proxy thread does on a pass that found no work while operations are in flight. */
+    public enum ProxyIdle {
+        /** Busy-spin: lowest latency, one core per communicator. */
+        SPIN,
+        /** {@link Thread#yield()}: lets other ranks on the same cores run. */
+        YIELD,
+        /** Spin, then yield, then park up to 1 ms: the default. */
+        BACKOFF;
+
+        static ProxyIdle parse(String name, String value) {
+            try {
+                return valueOf(value.trim().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException(name + "=" + value + " is not spin, yield or backoff", e);
+            }
+        }
+    }
+
+    private final String netName;
+    private final int channels;
+    private final int stepBytes;
+    private final int p2pStepBytes;
+    private final Duration timeout;
+    private final Duration peerTimeout;
+    private final ProxyIdle proxyIdle;
+    private final NetLogger logger;
+    private final Supplier<NetPluginDiscovery> discovery;
+
+    private CommConfig(Builder b) {
+        this.netName = b.netName;
+        this.channels = b.channels;
+        this.stepBytes = b.stepBytes;
+        this.p2pStepBytes = b.p2pStepBytes;
+        this.timeout = b.timeout;
+        this.peerTimeout = b.peerTimeout;
+        this.proxyIdle = b.proxyIdle;
+        this.logger = b.logger;
+        this.discovery = b.discovery;
+    }
+
+    /**
+     * @return the settings the environment gives
+     * @throws IllegalArgumentException naming the variable if one is malformed
+     */
+    public static CommConfig fromEnvironment() {
+        return builder().build();
+    }
+
+    /** @return a builder holding the environment's settings, to override */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** @return the transport to use by name (as {@code NCCL_NET}), or {@code null} for the first usable one */
+    public String netName() {
+        return netName;
+    }
+
+    /** @return channels (rings) per communicator; small operations use fewer */
+    public int channels() {
+        return channels;
+    }
+
+    /** @return bytes per slot of ring connections: {@code NCCL_BUFFSIZE / NCCL_STEPS} */
+    public int stepBytes() {
+        return stepBytes;
+    }
+
+    /** @return bytes per slot of send/recv connections ({@code NCCL_P2P_NET_CHUNKSIZE}) */
+    public int p2pStepBytes() {
+        return p2pStepBytes;
+    }
+
+    /** @return the bound on any wait for other ranks that makes no progress */
+    public Duration timeout() {
+        return timeout;
+    }
+
+    /** @return the bound on detecting a dead or frozen peer */
+    public Duration peerTimeout() {
+        return peerTimeout;
+    }
+
+    /** @return the proxy thread's idle strategy */
+    public ProxyIdle proxyIdle() {
+        return proxyIdle;
+    }
+
+    /** @return the logger, or {@code null} for one configured by {@code NCCL_DEBUG} */
+    public NetLogger logger() {
+        return logger;
+    }
+
+    /** @return where the transports come from; called once per communicator */
+    public Supplier<NetPluginDiscovery> discovery() {
+        return discovery;
+    }
+
+    @Override
+    public String toString() {
+        return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
+                + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
+                + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + "]";
+    }
+
+    /** Builds a {@link CommConfig}; starts from the environment's values. */
+    public static final class Builder {
+        private String netName;
+        private int channels;
+        private int stepBytes;
+        private int p2pStepBytes;
+        private Duration timeout;
+        private Duration peerTimeout;
+        private ProxyIdle proxyIdle;
+        private NetLogger logger;
+        private Supplier<NetPluginDiscovery> discovery = NetPluginDiscovery::load;
+
+        private Builder() {
+            netName = Env.get(SpiConfig.NCCL_NET);
+            int min = Env.getInt(CoreConfig.NCCL_MIN_NCHANNELS, 1);
+            int max = Env.getInt(CoreConfig.NCCL_MAX_NCHANNELS, CoreConfig.DEFAULT_CHANNELS);
+            check(min >= 1 && min <= CoreConfig.MAX_CHANNELS, CoreConfig.NCCL_MIN_NCHANNELS + "=" + min
+                    + " is outside 1.." + CoreConfig.MAX_CHANNELS);
+            check(max >= 1 && max <= CoreConfig.MAX_CHANNELS, CoreConfig.NCCL_MAX_NCHANNELS + "=" + max
+                    + " is outside 1.." + CoreConfig.MAX_CHANNELS);
+            channels = Math.max(min, Math.min(max, CoreConfig.DEFAULT_CHANNELS));
+            long buffSize = Env.getBytes(CoreConfig.NCCL_BUFFSIZE, 4L << 20);
+            check(buffSize >= CoreConfig.NCCL_STEPS * 64L && buffSize <= CoreConfig.NCCL_STEPS * (256L << 20),
+                    CoreConfig.NCCL_BUFFSIZE + "=" + buffSize + " is outside 512 B .. 2 GiB");
+            stepBytes = alignedStep(buffSize / CoreConfig.NCCL_STEPS);
+            long p2p = Env.getBytes(CoreConfig.NCCL_P2P_NET_CHUNKSIZE, 128 << 10);
+            check(p2p >= 64 && p2p <= (256L << 20), CoreConfig.NCCL_P2P_NET_CHUNKSIZE + "=" + p2p
+                    + " is outside 64 B .. 256 MiB");
+            p2pStepBytes = alignedStep(p2p);
+            long t = Env.getLong(CoreConfig.JCCL_TIMEOUT_MS, 600_000);
+            check(t > 0, CoreConfig.JCCL_TIMEOUT_MS + " must be positive");
+            timeout = Duration.ofMillis(t);
+            long pt = Env.getLong(CoreConfig.JCCL_PEER_TIMEOUT_MS, 10_000);
+            check(pt >= 100, CoreConfig.JCCL_PEER_TIMEOUT_MS + " must be at least 100");
+            peerTimeout = Duration.ofMillis(pt);
+            proxyIdle = ProxyIdle.parse(CoreConfig.JCCL_PROXY_IDLE, Env.get(CoreConfig.JCCL_PROXY_IDLE, "backoff"));
+        }
+
+        private static void check(boolean ok, String message) {
+            if (!ok) {
+                throw new IllegalArgumentException(message);
+            }
+        }
+
+        /** Slots hold whole elements of every type and stay 64-byte aligned. */
+        private static int alignedStep(long bytes) {
+            return (int) Math.max(64, bytes & ~63L);
+        }
+
+        /** @param name the transport's name, as {@code NCCL_NET}; {@code null} for the first usable one */
+        public Builder netName(String name) {
+            this.netName = name;
+            return this;
+        }
+
+        /** @param n channels per communicator, 1 to 32 */
+        public Builder channels(int n) {
+            check(n >= 1 && n <= CoreConfig.MAX_CHANNELS, "channels must be 1.." + CoreConfig.MAX_CHANNELS + ", got " + n);
+            this.channels = n;
+            return this;
+        }
+
+        /** @param bytes a ring connection's buffer ({@code NCCL_BUFFSIZE}), cut into 8 slots */
+        public Builder bufferSize(long bytes) {
+            check(bytes >= CoreConfig.NCCL_STEPS * 64L && bytes <= CoreConfig.NCCL_STEPS * (256L << 20),
+                    "buffer size " + bytes + " is outside 512 B .. 2 GiB");
+            this.stepBytes = alignedStep(bytes / CoreConfig.NCCL_STEPS);
+            return this;
+        }
+
+        /** @param bytes slot size of send/recv connections ({@code NCCL_P2P_NET_CHUNKSIZE}) */
+        public Builder p2pChunkSize(long bytes) {
+            check(bytes >= 64 && bytes <= (256L << 20), "p2p chunk size " + bytes + " is outside 64 B .. 256 MiB");
+            this.p2pStepBytes = alignedStep(bytes);
+            return this;
+        }
+
+        /** @param d bound on any wait for other ranks that makes no progress */
+        public Builder timeout(Duration d) {
+            check(!d.isNegative() && !d.isZero(), "timeout must be positive");
+            this.timeout = d;
+            return this;
+        }
+
+        /** @param d bound on detecting a dead or frozen peer through heartbeats */
+        public Builder peerTimeout(Duration d) {
+            check(d.toMillis() >= 100, "peer timeout must be at least 100 ms");
+            this.peerTimeout = d;
+            return this;
+        }
+
+        /** @param idle the proxy thread's idle strategy */
+        public Builder proxyIdle(ProxyIdle idle) {
+            this.proxyIdle = Objects.requireNonNull(idle, "idle");
+            return this;
+        }
+
+        /** @param log where the communicator and its transport log; {@code null} for {@code NCCL_DEBUG}'s */
+        public Builder logger(NetLogger log) {
+            this.logger = log;
+            return this;
+        }
+
+        /** @param source where transports come from; called once per communicator, which closes the plugin it selects */
+        public Builder discovery(Supplier<NetPluginDiscovery> source) {
+            this.discovery = Objects.requireNonNull(source, "source");
+            return this;
+        }
+
+        /** @return the settings */
+        public CommConfig build() {
+            return new CommConfig(this);
+        }
+    }
+}

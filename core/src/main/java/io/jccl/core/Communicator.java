@@ -1,0 +1,767 @@
+package io.jccl.core;
+
+import io.jccl.core.bootstrap.Bootstrap;
+import io.jccl.core.bootstrap.BootstrapRoot;
+import io.jccl.core.collective.DrainTask;
+import io.jccl.core.collective.Operation;
+import io.jccl.core.collective.OperationBuilder;
+import io.jccl.core.collective.Transfer;
+import io.jccl.core.config.CoreConfig;
+import io.jccl.core.kernel.MemoryKind;
+import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.proxy.IdleStrategy;
+import io.jccl.core.proxy.Proxy;
+import io.jccl.core.transport.Connection;
+import io.jccl.core.transport.ConnectionSetup;
+import io.jccl.core.transport.RecvConnection;
+import io.jccl.core.transport.SendConnection;
+import io.jccl.spi.DataType;
+import io.jccl.spi.LogSubsystem;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.NetResult;
+import io.jccl.spi.ReduceOp;
+import io.jccl.spi.config.Env;
+import io.jccl.spi.discovery.NetSelection;
+import io.jccl.spi.log.DebugLogger;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * A communicator: {@code nranks} ranks that run collectives together over one transport, NCCL's
+ * {@code ncclComm_t}.
+ *
+ * <h2>Life cycle</h2>
+ * One rank creates a {@link UniqueId} and hands it to the others; every rank calls
+ * {@link #init(int, UniqueId, int, CommConfig)} (blocking until all have joined, bounded by the
+ * timeout). Under a launcher, {@link #initFromEnvironment()} reads the rank, size and root
+ * address from torchrun's, Open MPI's or Slurm's variables instead. {@link #close()} waits for the
+ * work in flight and leaves together with the other ranks; {@link #abort()} leaves at once and
+ * always returns.
+ *
+ * <h2>Operations</h2>
+ * The collectives take {@link MemorySegment} buffers (host memory in this version: native or heap,
+ * from any arena that the proxy thread may access) with NCCL's arguments and semantics, in-place
+ * when the buffers coincide as in NCCL. Each has an asynchronous form that returns a
+ * {@link Completion} and a blocking form. Every rank must issue the same collectives in the same
+ * order. {@link Group} launches several operations together.
+ *
+ * <h2>Failures</h2>
+ * A failed operation fails the communicator: every pending and later operation fails with the
+ * first {@link JcclException}, which names the rank to blame when there is one. A dead peer is
+ * noticed within the peer timeout and every rank learns which one it was; an operation that makes
+ * no progress within the timeout fails. Then {@link #abort()} (or {@link #close()}) releases it.
+ */
+public final class Communicator implements AutoCloseable {
+    /** Bootstrap tags of the handles of ring connections: {@code RING_TAG + channel}. */
+    private static final int RING_TAG = 1000;
+    /** Bootstrap tag of the handle of a send/recv connection. */
+    private static final int P2P_TAG = 1100;
+    private static final int OPEN = 0;
+    private static final int CLOSING = 1;
+    private static final int CLOSED = 2;
+
+    private final int rank;
+    private final int nranks;
+    private final CommConfig config;
+    private final NetLogger log;
+    private final NetPlugin net;
+    private final Arena arena = Arena.ofShared();
+    private final Bootstrap bootstrap;
+    private final int channels;
+    private final int stepBytes;
+    private final int p2pStepBytes;
+    private final SendConnection[] ringSend;
+    private final RecvConnection[] ringRecv;
+    private final SendConnection[] p2pSend;
+    private final RecvConnection[] p2pRecv;
+    private final Proxy proxy;
+    private final OperationBuilder.Ring ring;
+    private final Object submitLock = new Object();
+    private long sequence;
+    /** The sequence number of the last operation issued, for peers diagnosing a timeout. */
+    private volatile long issued;
+    private volatile JcclException failure;
+    private volatile int state = OPEN;
+
+    private Communicator(int nranks, UniqueId id, int rank, CommConfig config) {
+        this.rank = rank;
+        this.nranks = nranks;
+        this.config = config;
+        this.log = config.logger() != null ? config.logger() : DebugLogger.fromEnvironment("[" + rank + "]");
+        NetSelection selection;
+        try {
+            selection = config.discovery().get().selectNet(config.netName(), log);
+        } catch (NetException e) {
+            throw new JcclException(e.result(), JcclException.NO_RANK, "rank " + rank + ": no transport: "
+                    + e.getMessage(), e);
+        }
+        this.net = selection.plugin();
+        Bootstrap b = null;
+        List<Connection> made = new ArrayList<>();
+        boolean ok = false;
+        try {
+            b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
+                    layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes()), config.timeout(),
+                    config.peerTimeout(), log, this::failed);
+            this.bootstrap = b;
+            int[] agreed = agreeOnLayout(b);
+            this.channels = agreed[0];
+            this.stepBytes = agreed[1];
+            this.p2pStepBytes = agreed[2];
+            this.ringSend = new SendConnection[nranks == 1 ? 0 : channels];
+            this.ringRecv = new RecvConnection[nranks == 1 ? 0 : channels];
+            this.p2pSend = new SendConnection[nranks];
+            this.p2pRecv = new RecvConnection[nranks];
+            if (nranks > 1) {
+                made.addAll(connectRings(selection.devices()));
+            }
+            this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
+            this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
+                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout);
+            b.setStatusSource(() -> issued);
+            proxy.start();
+            b.startMonitoring();
+            ok = true;
+            log.info(LogSubsystem.INIT, "comm rank %d nranks %d via %s: %d channel%s, %d B ring slots, %d B p2p slots - "
+                    + "Init COMPLETE", rank, nranks, net.name(), channels, channels == 1 ? "" : "s", stepBytes,
+                    p2pStepBytes);
+        } finally {
+            if (!ok) {
+                for (Connection c : made) {
+                    c.close();
+                }
+                if (b != null) {
+                    b.close(false);
+                }
+                closePlugin();
+                arena.close();
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ init
+
+    /**
+     * NCCL's {@code ncclCommInitRank} with the environment's settings.
+     *
+     * @see #init(int, UniqueId, int, CommConfig)
+     */
+    public static Communicator init(int nranks, UniqueId id, int rank) {
+        return init(nranks, id, rank, CommConfig.fromEnvironment());
+    }
+
+    /**
+     * NCCL's {@code ncclCommInitRankConfig}: joins rank {@code rank} of {@code nranks} to the
+     * communicator of {@code id}. Blocks until every rank has joined and the ring connections are
+     * up, at most the configured timeout.
+     *
+     * @throws JcclException {@link NetResult#INVALID_ARGUMENT} for bad arguments,
+     *                       {@link NetResult#TIMEOUT} if the others do not join in time, and the
+     *                       transport's or the network's failures otherwise
+     */
+    public static Communicator init(int nranks, UniqueId id, int rank, CommConfig config) {
+        if (nranks < 1) {
+            throw JcclException.invalidArgument("nranks must be at least 1, got " + nranks);
+        }
+        if (rank < 0 || rank >= nranks) {
+            throw JcclException.invalidArgument("rank " + rank + " is outside 0.." + (nranks - 1));
+        }
+        if (id == null || config == null) {
+            throw JcclException.invalidArgument("the unique id and the config must not be null");
+        }
+        return new Communicator(nranks, id, rank, config);
+    }
+
+    /**
+     * Joins a communicator described by the launcher's variables, with the environment's settings.
+     *
+     * @see #initFromEnvironment(CommConfig)
+     */
+    public static Communicator initFromEnvironment() {
+        return initFromEnvironment(CommConfig.fromEnvironment());
+    }
+
+    /**
+     * Joins a communicator described by the launcher's variables: rank and size from torchrun's
+     * {@code RANK}/{@code WORLD_SIZE}, Open MPI's {@code OMPI_COMM_WORLD_RANK}/{@code _SIZE} or
+     * Slurm's {@code SLURM_PROCID}/{@code SLURM_NTASKS} (in that order); the root's address from
+     * {@code NCCL_COMM_ID} or {@code MASTER_ADDR}/{@code MASTER_PORT}. Rank 0 starts the root there.
+     * The secret comes from {@code JCCL_COMM_SECRET}.
+     *
+     * @throws JcclException {@link NetResult#INVALID_USAGE} naming the variables if they are missing
+     */
+    public static Communicator initFromEnvironment(CommConfig config) {
+        LaunchEnvironment env = LaunchEnvironment.read();
+        UniqueId id = UniqueId.at(env.root(), Env.get(CoreConfig.JCCL_COMM_SECRET));
+        if (env.rank() == 0) {
+            try {
+                BootstrapRoot.start(new InetSocketAddress(env.root().getPort()), id.secret(), config.timeout(),
+                        config.logger() != null ? config.logger() : DebugLogger.fromEnvironment("[0]"));
+            } catch (IOException e) {
+                throw new JcclException(NetResult.SYSTEM_ERROR, JcclException.NO_RANK, "rank 0 cannot start the "
+                        + "bootstrap root on port " + env.root().getPort() + " (" + env.source() + "): " + e.getMessage(), e);
+            }
+        }
+        return init(env.size(), id, env.rank(), config);
+    }
+
+    private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (DataOutputStream out = new DataOutputStream(bytes)) {
+            out.writeUTF(netName);
+            out.writeInt(channels);
+            out.writeInt(stepBytes);
+            out.writeInt(p2pStepBytes);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    /** Every rank takes rank 0's channel layout; all must use the same transport. */
+    private int[] agreeOnLayout(Bootstrap b) {
+        int[] agreed = new int[3];
+        String netOfRank0 = null;
+        for (int r = 0; r < nranks; r++) {
+            try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
+                String netName = in.readUTF();
+                int[] values = {in.readInt(), in.readInt(), in.readInt()};
+                if (r == 0) {
+                    netOfRank0 = netName;
+                    agreed = values;
+                } else if (!netName.equalsIgnoreCase(netOfRank0)) {
+                    throw new JcclException(NetResult.INVALID_USAGE, r, b.describe(r) + " uses transport " + netName
+                            + " but rank 0 uses " + netOfRank0 + ": set NCCL_NET alike on every rank", null);
+                }
+                if (r == rank && (values[0] != agreed[0] || values[1] != agreed[1] || values[2] != agreed[2])) {
+                    log.warn("rank %d: channels/buffer settings (%d, %d, %d) differ from rank 0's (%d, %d, %d); "
+                            + "using rank 0's", rank, values[0], values[1], values[2], agreed[0], agreed[1], agreed[2]);
+                }
+            } catch (IOException e) {
+                throw new JcclException(NetResult.INTERNAL_ERROR, r, "malformed layout from rank " + r, e);
+            }
+        }
+        return agreed;
+    }
+
+    private List<Connection> connectRings(int devices) {
+        int next = (rank + 1) % nranks;
+        int prev = (rank - 1 + nranks) % nranks;
+        List<ConnectionSetup.Request> requests = new ArrayList<>();
+        for (int c = 0; c < channels; c++) {
+            int dev = c % devices;
+            requests.add(new ConnectionSetup.Request(prev, false, dev, stepBytes, RING_TAG + c,
+                    "channel " + c + " recv from rank " + prev));
+            requests.add(new ConnectionSetup.Request(next, true, dev, stepBytes, RING_TAG + c,
+                    "channel " + c + " send to rank " + next));
+        }
+        List<Connection> made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+        for (int c = 0; c < channels; c++) {
+            ringRecv[c] = (RecvConnection) made.get(2 * c);
+            ringSend[c] = (SendConnection) made.get(2 * c + 1);
+        }
+        return made;
+    }
+
+    private static String hostName() {
+        String h = System.getenv("HOSTNAME");
+        if (h != null && !h.isBlank()) {
+            return h;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (IOException e) {
+            return "localhost";
+        }
+    }
+
+    // ------------------------------------------------------------------ queries
+
+    /** @return this rank, {@code 0 <= rank < size} */
+    public int rank() {
+        return rank;
+    }
+
+    /** @return the number of ranks (NCCL's {@code ncclCommCount}) */
+    public int size() {
+        return nranks;
+    }
+
+    /** @return the name of the transport in use, e.g. {@code JcclSocket} */
+    public String transport() {
+        return net.name();
+    }
+
+    /** @return channels (rings) in use; rank 0's setting */
+    public int channels() {
+        return channels;
+    }
+
+    /**
+     * NCCL's {@code ncclCommGetAsyncError}.
+     *
+     * @return the failure of the communicator, or {@code null} while it is healthy
+     */
+    public JcclException asyncError() {
+        return failure;
+    }
+
+    // ------------------------------------------------------------------ collectives
+
+    /** NCCL's {@code ncclAllReduce}: every rank's {@code recv} gets the reduction of every rank's {@code send}. */
+    public Completion allReduceAsync(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
+        long bytes = bytes(count, type);
+        checkBuffer("sendbuff", send, bytes);
+        checkBuffer("recvbuff", recv, bytes);
+        ReductionKernel k = kernel(type, op, send, recv);
+        return issue(b -> b.allReduce(send, recv, count, type, op, k));
+    }
+
+    /** Blocking {@link #allReduceAsync}. */
+    public void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op) {
+        blocking("allReduce");
+        allReduceAsync(send, recv, count, type, op).await();
+    }
+
+    /**
+     * NCCL's {@code ncclBroadcast}: {@code count} elements of the root's {@code send} to every
+     * rank's {@code recv}. {@code send} is read on the root only (others may pass {@code null});
+     * in-place when the root passes the same buffer twice.
+     */
+    public Completion broadcastAsync(MemorySegment send, MemorySegment recv, long count, DataType type, int root) {
+        long bytes = bytes(count, type);
+        checkRoot(root);
+        if (rank == root) {
+            checkBuffer("sendbuff", send, bytes);
+        }
+        checkBuffer("recvbuff", recv, bytes);
+        ReductionKernel k = kernel(type, null, send, recv);
+        return issue(b -> b.broadcast(send, recv, count, type, root, k));
+    }
+
+    /** Blocking {@link #broadcastAsync}. */
+    public void broadcast(MemorySegment send, MemorySegment recv, long count, DataType type, int root) {
+        blocking("broadcast");
+        broadcastAsync(send, recv, count, type, root).await();
+    }
+
+    /**
+     * NCCL's {@code ncclReduce}: the root's {@code recv} gets the reduction of every rank's
+     * {@code send}; {@code recv} is written on the root only (others may pass {@code null}).
+     */
+    public Completion reduceAsync(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                                  int root) {
+        long bytes = bytes(count, type);
+        checkRoot(root);
+        checkBuffer("sendbuff", send, bytes);
+        if (rank == root) {
+            checkBuffer("recvbuff", recv, bytes);
+        }
+        ReductionKernel k = kernel(type, op, send, recv);
+        return issue(b -> b.reduce(send, recv, count, type, op, root, k));
+    }
+
+    /** Blocking {@link #reduceAsync}. */
+    public void reduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root) {
+        blocking("reduce");
+        reduceAsync(send, recv, count, type, op, root).await();
+    }
+
+    /**
+     * NCCL's {@code ncclAllGather}: {@code sendCount} elements from every rank, gathered in rank
+     * order into every rank's {@code recv} ({@code size() * sendCount} elements). In-place when
+     * {@code send} is {@code recv}'s slice at {@code rank() * sendCount}.
+     */
+    public Completion allGatherAsync(MemorySegment send, MemorySegment recv, long sendCount, DataType type) {
+        long bytes = bytes(sendCount, type);
+        checkBuffer("sendbuff", send, bytes);
+        checkBuffer("recvbuff", recv, Math.multiplyExact(bytes, nranks));
+        ReductionKernel k = kernel(type, null, send, recv);
+        return issue(b -> b.allGather(send, recv, sendCount, type, k));
+    }
+
+    /** Blocking {@link #allGatherAsync}. */
+    public void allGather(MemorySegment send, MemorySegment recv, long sendCount, DataType type) {
+        blocking("allGather");
+        allGatherAsync(send, recv, sendCount, type).await();
+    }
+
+    /**
+     * NCCL's {@code ncclReduceScatter}: the reduction of every rank's {@code send}
+     * ({@code size() * recvCount} elements), block {@code r} to rank {@code r}'s {@code recv}.
+     * In-place when {@code recv} is {@code send}'s slice at {@code rank() * recvCount}.
+     */
+    public Completion reduceScatterAsync(MemorySegment send, MemorySegment recv, long recvCount, DataType type,
+                                         ReduceOp op) {
+        long bytes = bytes(recvCount, type);
+        checkBuffer("sendbuff", send, Math.multiplyExact(bytes, nranks));
+        checkBuffer("recvbuff", recv, bytes);
+        ReductionKernel k = kernel(type, op, send, recv);
+        return issue(b -> b.reduceScatter(send, recv, recvCount, type, op, k));
+    }
+
+    /** Blocking {@link #reduceScatterAsync}. */
+    public void reduceScatter(MemorySegment send, MemorySegment recv, long recvCount, DataType type, ReduceOp op) {
+        blocking("reduceScatter");
+        reduceScatterAsync(send, recv, recvCount, type, op).await();
+    }
+
+    /**
+     * NCCL's {@code ncclAlltoAll}: block {@code p} of {@code send} ({@code count} elements at
+     * {@code p * count}) goes to rank {@code p}, which stores it as block {@code rank()} of its
+     * {@code recv}. Runs as a group of sends and receives. In-place works too (the input is staged).
+     */
+    public Completion allToAllAsync(MemorySegment send, MemorySegment recv, long count, DataType type) {
+        long bytes = bytes(count, type);
+        long total = Math.multiplyExact(bytes, nranks);
+        checkBuffer("sendbuff", send, total);
+        checkBuffer("recvbuff", recv, total);
+        kernel(type, null, send, recv);
+        return issue(b -> b.allToAll(send, recv, bytes));
+    }
+
+    /** Blocking {@link #allToAllAsync}. */
+    public void allToAll(MemorySegment send, MemorySegment recv, long count, DataType type) {
+        blocking("allToAll");
+        allToAllAsync(send, recv, count, type).await();
+    }
+
+    /**
+     * NCCL's {@code ncclSend}: {@code count} elements to {@code peer}, which must post a matching
+     * {@link #recvAsync}. Sends to one peer are received in the order they were issued. Issue a
+     * send and the receive it depends on in one {@link Group}.
+     */
+    public Completion sendAsync(MemorySegment buffer, long count, DataType type, int peer) {
+        long bytes = bytes(count, type);
+        checkPeer(peer);
+        checkBuffer("sendbuff", buffer, bytes);
+        kernel(type, null, buffer, buffer);
+        return issue(b -> b.send(peer, new Transfer(buffer, 0, bytes)));
+    }
+
+    /** Blocking {@link #sendAsync}. */
+    public void send(MemorySegment buffer, long count, DataType type, int peer) {
+        blocking("send");
+        sendAsync(buffer, count, type, peer).await();
+    }
+
+    /** NCCL's {@code ncclRecv}: {@code count} elements from {@code peer}; the counts must match its send. */
+    public Completion recvAsync(MemorySegment buffer, long count, DataType type, int peer) {
+        long bytes = bytes(count, type);
+        checkPeer(peer);
+        checkBuffer("recvbuff", buffer, bytes);
+        kernel(type, null, buffer, buffer);
+        return issue(b -> b.recv(peer, new Transfer(buffer, 0, bytes)));
+    }
+
+    /** Blocking {@link #recvAsync}. */
+    public void recv(MemorySegment buffer, long count, DataType type, int peer) {
+        blocking("recv");
+        recvAsync(buffer, count, type, peer).await();
+    }
+
+    // ------------------------------------------------------------------ issuing
+
+    PendingGroup newPendingGroup() {
+        checkUsable();
+        return new PendingGroup(this, new OperationBuilder(ring));
+    }
+
+    private Completion issue(Consumer<OperationBuilder> call) {
+        checkUsable();
+        if (Group.isActive()) {
+            PendingGroup g = Group.pendingFor(this);
+            call.accept(g.builder);
+            return g.operation;
+        }
+        OperationBuilder b = new OperationBuilder(ring);
+        call.accept(b);
+        Operation op = new Operation("operation");
+        launch(b, op);
+        return op;
+    }
+
+    /** Sets up the connections a group's sends and receives need, builds its tasks and submits it. */
+    void launch(OperationBuilder builder, Operation op) {
+        checkUsable();
+        ReductionKernel kernel = MemoryKind.HOST.kernel();
+        connectPeers(builder.sendPeers(), builder.recvPeers());
+        builder.stageOverlappingSends();
+        op.setTasks(builder.name(), builder.build(p -> p2pSend[p], p -> p2pRecv[p], kernel));
+        synchronized (submitLock) {
+            op.markSubmitted(++sequence);
+            issued = sequence;
+            proxy.submit(op);
+        }
+    }
+
+    /** Connects to the peers not yet connected, in one set-up so that both directions progress together. */
+    private void connectPeers(List<Integer> sendTo, List<Integer> recvFrom) {
+        List<ConnectionSetup.Request> requests = new ArrayList<>();
+        synchronized (p2pSend) {
+            for (int p : recvFrom) {
+                if (p2pRecv[p] == null) {
+                    requests.add(new ConnectionSetup.Request(p, false, 0, p2pStepBytes, P2P_TAG,
+                            "p2p recv from rank " + p));
+                }
+            }
+            for (int p : sendTo) {
+                if (p2pSend[p] == null) {
+                    requests.add(new ConnectionSetup.Request(p, true, 0, p2pStepBytes, P2P_TAG, "p2p send to rank " + p));
+                }
+            }
+            if (requests.isEmpty()) {
+                return;
+            }
+            List<Connection> made;
+            try {
+                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+            } catch (JcclException e) {
+                failed(e);
+                throw e;
+            }
+            for (Connection c : made) {
+                if (c instanceof SendConnection s) {
+                    p2pSend[s.peer] = s;
+                } else {
+                    p2pRecv[c.peer] = (RecvConnection) c;
+                }
+            }
+            proxy.addConnections(made);
+        }
+    }
+
+    // ------------------------------------------------------------------ checks
+
+    private void checkUsable() {
+        JcclException f = failure;
+        if (f != null) {
+            throw new JcclException(f.result(), f.failedRank(), "the communicator failed earlier: " + f.getMessage(), f);
+        }
+        if (state != OPEN) {
+            throw JcclException.invalidUsage("the communicator of rank " + rank + " is closed");
+        }
+    }
+
+    private void blocking(String what) {
+        if (Group.isActive()) {
+            throw JcclException.invalidUsage("blocking " + what + " inside a group would wait for the group's end: "
+                    + "use " + what + "Async and wait after the group");
+        }
+    }
+
+    private static long bytes(long count, DataType type) {
+        if (type == null) {
+            throw JcclException.invalidArgument("datatype must not be null");
+        }
+        if (count < 0) {
+            throw JcclException.invalidArgument("count must not be negative, got " + count);
+        }
+        try {
+            return Math.multiplyExact(count, type.size());
+        } catch (ArithmeticException e) {
+            throw JcclException.invalidArgument("count " + count + " of " + type.ncclName() + " overflows");
+        }
+    }
+
+    private void checkBuffer(String name, MemorySegment buffer, long bytes) {
+        if (buffer == null) {
+            if (bytes == 0) {
+                return;
+            }
+            throw JcclException.invalidArgument(name + " must not be null");
+        }
+        if (buffer.byteSize() < bytes) {
+            throw JcclException.invalidArgument(name + " holds " + buffer.byteSize() + " bytes; the call needs " + bytes);
+        }
+        if (buffer.isReadOnly() && name.startsWith("recv")) {
+            throw JcclException.invalidArgument(name + " is read-only");
+        }
+        if (!buffer.isAccessibleBy(proxy.thread())) {
+            throw JcclException.invalidArgument(name + " belongs to a confined arena: allocate buffers from a shared, "
+                    + "global or automatic arena, so that the communicator's proxy thread can use them");
+        }
+    }
+
+    private void checkRoot(int root) {
+        if (root < 0 || root >= nranks) {
+            throw JcclException.invalidArgument("root " + root + " is outside 0.." + (nranks - 1));
+        }
+    }
+
+    private void checkPeer(int peer) {
+        if (peer < 0 || peer >= nranks) {
+            throw JcclException.invalidArgument("peer " + peer + " is outside 0.." + (nranks - 1));
+        }
+    }
+
+    /** @return the kernel for these buffers, after checking that it can do {@code op} on {@code type} */
+    private ReductionKernel kernel(DataType type, ReduceOp op, MemorySegment a, MemorySegment b) {
+        MemoryKind kind = MemoryKind.of(a != null ? a : b);
+        ReductionKernel k;
+        try {
+            k = kind.kernel();
+        } catch (UnsupportedOperationException e) {
+            throw JcclException.invalidArgument(e.getMessage());
+        }
+        if (op != null && !k.supports(type, op)) {
+            throw JcclException.invalidArgument(op.ncclName() + " on " + type.ncclName()
+                    + " is not supported on host memory (8-bit floating-point arithmetic needs a GPU)");
+        }
+        return k;
+    }
+
+    // ------------------------------------------------------------------ failure and teardown
+
+    /** A timeout: the ranks that have not issued the stuck operation are to blame, if any. */
+    private JcclException diagnoseTimeout(Operation op, int blockingPeer, String localReason) {
+        long[] answers = bootstrap.queryStatus(Math.min(2_000, config.timeout().toMillis()));
+        List<String> behind = new ArrayList<>();
+        List<String> silent = new ArrayList<>();
+        int blame = -1;
+        for (int r = 0; r < nranks; r++) {
+            if (r == rank) {
+                continue;
+            }
+            if (answers[r] < 0) {
+                silent.add(bootstrap.describe(r));
+            } else if (answers[r] < op.sequence()) {
+                behind.add(bootstrap.describe(r) + " is at #" + answers[r]);
+                if (blame < 0) {
+                    blame = r;
+                }
+            }
+        }
+        String why;
+        if (!behind.isEmpty()) {
+            why = op.describe() + " timed out: not every rank has issued it (" + String.join(", ", behind) + "); "
+                    + "this rank " + localReason.substring(localReason.indexOf("made no progress"));
+        } else {
+            blame = blockingPeer;
+            why = localReason + (silent.isEmpty() ? "; every rank has issued it"
+                    : "; no answer from " + String.join(", ", silent));
+        }
+        return new JcclException(NetResult.TIMEOUT, blame, why);
+    }
+
+    /** A failure seen by the proxy, a connection set-up or the bootstrap: the communicator is done. */
+    private void failed(JcclException cause) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = cause;
+        }
+        Proxy p = proxy;
+        if (p != null) {
+            p.fail(cause);
+        }
+        Bootstrap b = bootstrap;
+        if (b != null) {
+            b.fail(cause);
+        }
+    }
+
+    /**
+     * NCCL's {@code ncclCommDestroy}: waits for the operations in flight (within the timeout),
+     * leaves together with the other ranks, and releases everything. On a failed communicator it
+     * behaves as {@link #abort()}.
+     *
+     * @throws JcclException if operations still in flight failed (everything is released anyway)
+     */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (state != OPEN) {
+                return;
+            }
+            state = CLOSING;
+        }
+        JcclException problem = null;
+        if (failure == null) {
+            bootstrap.beginClose();
+            Operation drain = new Operation("close", new DrainTask(proxy.connections()));
+            synchronized (submitLock) {
+                drain.markSubmitted(++sequence);
+                proxy.submit(drain);
+            }
+            try {
+                drain.await();
+                bootstrap.barrier();
+            } catch (JcclException e) {
+                problem = e;
+                failed(e);
+            }
+        }
+        release(problem == null && failure == null);
+        state = CLOSED;
+        if (problem != null) {
+            throw problem;
+        }
+    }
+
+    /**
+     * NCCL's {@code ncclCommAbort}: fails every pending operation, tells the other ranks, and
+     * releases the communicator. Returns within a few seconds whatever the state, even while an
+     * operation is stuck; never throws.
+     */
+    public void abort() {
+        synchronized (this) {
+            if (state == CLOSED) {
+                return;
+            }
+            state = CLOSING;
+        }
+        failed(new JcclException(NetResult.REMOTE_ERROR, rank, "rank " + rank + " aborted the communicator", null));
+        release(false);
+        state = CLOSED;
+    }
+
+    private void release(boolean graceful) {
+        boolean stopped = proxy.stop(TimeUnit.SECONDS.toNanos(2));
+        if (stopped) {
+            for (Connection c : proxy.connections()) {
+                c.close();
+            }
+        } else {
+            log.warn("rank %d: the proxy thread did not stop; its connections are left open", rank);
+        }
+        bootstrap.close(graceful);
+        closePlugin();
+        if (stopped) {
+            arena.close();
+        }
+        log.info(LogSubsystem.INIT, "comm rank %d nranks %d - %s", rank, nranks, graceful ? "Destroy COMPLETE"
+                : "Abort COMPLETE");
+    }
+
+    private void closePlugin() {
+        try {
+            net.close();
+        } catch (NetException | RuntimeException e) {
+            log.warn("rank %d: closing %s: %s", rank, net.name(), e.getMessage());
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Communicator[rank " + rank + " of " + nranks + " via " + net.name() + (failure != null ? ", failed"
+                : state != OPEN ? ", closed" : "") + "]";
+    }
+}

@@ -1,0 +1,282 @@
+package io.jccl.core.collective;
+
+import io.jccl.core.JcclException;
+import io.jccl.core.config.CoreConfig;
+import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.transport.RecvConnection;
+import io.jccl.core.transport.SendConnection;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.function.IntFunction;
+
+/**
+ * Turns the calls of one group (or one ungrouped call) into the tasks of one {@link Operation}:
+ * each collective is split over channels into {@link RingTask}s, chained per channel in call
+ * order; sends and receives are gathered per peer, in call order, into {@link SendTask}s and
+ * {@link RecvTask}s that all progress at once, so no order of grouped sends and receives can
+ * deadlock.
+ */
+public final class OperationBuilder {
+    /**
+     * The ring connections of a communicator.
+     *
+     * @param rank      this rank
+     * @param nranks    ranks
+     * @param send      per channel, the connection to {@code rank + 1}; empty on one rank
+     * @param recv      per channel, the connection from {@code rank - 1}; empty on one rank
+     * @param channels  channels available
+     * @param stepBytes slot size of ring connections
+     */
+    public record Ring(int rank, int nranks, SendConnection[] send, RecvConnection[] recv, int channels, int stepBytes) {
+    }
+
+    private final Ring ring;
+    private final List<List<Task>> chains = new ArrayList<>();
+    private final Map<Integer, List<Transfer>> sends = new TreeMap<>();
+    private final Map<Integer, List<Transfer>> recvs = new TreeMap<>();
+    private final List<String> names = new ArrayList<>();
+
+    public OperationBuilder(Ring ring) {
+        this.ring = ring;
+        for (int c = 0; c < Math.max(1, ring.channels()); c++) {
+            chains.add(new ArrayList<>());
+        }
+    }
+
+    /** @return channels an operation of {@code bytes} uses: one per 64 KiB, up to the communicator's */
+    int activeChannels(long bytes) {
+        long wanted = Math.max(1, (bytes + CoreConfig.MIN_BYTES_PER_CHANNEL - 1) / CoreConfig.MIN_BYTES_PER_CHANNEL);
+        return (int) Math.min(wanted, ring.channels());
+    }
+
+    /**
+     * Slots in the chunk of one ring step (NCCL's {@code CHUNKSTEPS} = NCCL_STEPS / 2): a step moves
+     * its chunk as slot-sized slices, so two steps' slices fit in the ring of slots at once.
+     */
+    static final int CHUNK_SLOTS = 4;
+    /** Slices a step's chunk is cut into at least, so that the next rank starts on the first slice early. */
+    static final int MIN_SLICES = 4;
+    /** Smallest slice worth a message of its own. */
+    static final long MIN_SLICE_BYTES = 128 << 10;
+
+    private interface AlgorithmFactory {
+        RingAlgorithm create(long base, long count, long maxChunk);
+    }
+
+    /** Splits {@code elements} over the channels and adds one ring task per channel that has a share. */
+    private void split(String name, long elements, long bytes, DataType type, ReduceOp op, MemorySegment in,
+                       MemorySegment out, ReductionKernel kernel, int chunksPerLoop, AlgorithmFactory factory) {
+        names.add(name);
+        if (elements == 0) {
+            return;
+        }
+        int n = ring.nranks();
+        int active = n == 1 ? 1 : activeChannels(bytes);
+        long align = Math.max(1, 64 / type.size());
+        long per = (RingAlgorithm.ceilDiv(elements, active) + align - 1) / align * align;
+        // NCCL's ring geometry: a step moves a chunk of up to CHUNK_SLOTS slots, as slices that each
+        // travel as one message, and a rank works on a slice as soon as it arrives (the pipeline).
+        // Shares smaller than a loop of full chunks get smaller chunks, and their chunks smaller
+        // slices, down to MIN_SLICE_BYTES, so that the pipeline still has MIN_SLICES stages.
+        long slot = Math.max(1, ring.stepBytes() / type.size());
+        long maxChunk = Math.min(CHUNK_SLOTS * slot, roundUp(RingAlgorithm.ceilDiv(per, chunksPerLoop), align));
+        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES),
+                MIN_SLICE_BYTES / type.size()), align));
+        for (int c = 0; c < active; c++) {
+            long base = c * per;
+            long count = Math.min(per, elements - base);
+            if (count <= 0) {
+                break;
+            }
+            RingAlgorithm a = factory.create(base, count, maxChunk);
+            chains.get(c).add(new RingTask(a, slice, name, n == 1 ? null : ring.send()[c],
+                    n == 1 ? null : ring.recv()[c], kernel, type, op == null ? ReduceOp.SUM : op, n, in, out));
+        }
+    }
+
+    private static long roundUp(long value, long multiple) {
+        return Math.max(multiple, (value + multiple - 1) / multiple * multiple);
+    }
+
+    /** NCCL's {@code ncclAllReduce}. */
+    public void allReduce(MemorySegment in, MemorySegment out, long count, DataType type, ReduceOp op,
+                          ReductionKernel kernel) {
+        int n = ring.nranks();
+        boolean avg = op == ReduceOp.AVG;
+        split("allReduce", count, count * type.size(), type, op, in, out, kernel, n, (base, c, chunk) -> n == 1
+                ? new LocalCopy(0, base, c, avg) : new RingAllReduce(n, ring.rank(), base, c, chunk, avg));
+    }
+
+    /** NCCL's {@code ncclAllGather}: {@code count} elements per rank. */
+    public void allGather(MemorySegment in, MemorySegment out, long count, DataType type, ReductionKernel kernel) {
+        int n = ring.nranks();
+        split("allGather", count, count * type.size() * n, type, null, in, out, kernel, 1, (base, c, chunk) -> n == 1
+                ? new LocalCopy(0, base, c, false) : new RingAllGather(n, ring.rank(), base, c, chunk, count));
+    }
+
+    /** NCCL's {@code ncclReduceScatter}: {@code count} result elements per rank. */
+    public void reduceScatter(MemorySegment in, MemorySegment out, long count, DataType type, ReduceOp op,
+                              ReductionKernel kernel) {
+        int n = ring.nranks();
+        boolean avg = op == ReduceOp.AVG;
+        split("reduceScatter", count, count * type.size() * n, type, op, in, out, kernel, 1, (base, c, chunk) -> n == 1
+                ? new LocalCopy(0, base, c, avg) : new RingReduceScatter(n, ring.rank(), base, c, chunk, count, avg));
+    }
+
+    /** NCCL's {@code ncclBroadcast}; {@code in} matters on the root only, {@code out} may equal it there. */
+    public void broadcast(MemorySegment in, MemorySegment out, long count, DataType type, int root,
+                          ReductionKernel kernel) {
+        int n = ring.nranks();
+        boolean rootCopies = ring.rank() == root && !sameMemory(in, out);
+        split("broadcast", count, count * type.size(), type, null, in, out, kernel, 1, (base, c, chunk) -> n == 1
+                ? new LocalCopy(0, base, c, false)
+                : new RingBroadcast(n, ring.rank(), root, base, c, chunk, rootCopies));
+    }
+
+    /** NCCL's {@code ncclReduce}; {@code out} matters on the root only. */
+    public void reduce(MemorySegment in, MemorySegment out, long count, DataType type, ReduceOp op, int root,
+                       ReductionKernel kernel) {
+        int n = ring.nranks();
+        boolean avg = op == ReduceOp.AVG;
+        split("reduce", count, count * type.size(), type, op, in, out, kernel, 1, (base, c, chunk) -> n == 1
+                ? new LocalCopy(0, base, c, avg) : new RingReduce(n, ring.rank(), root, base, c, chunk, avg));
+    }
+
+    /** A send of the group; sends to one peer go out in call order. */
+    public void send(int peer, Transfer t) {
+        names.add("send");
+        sends.computeIfAbsent(peer, k -> new ArrayList<>()).add(t);
+    }
+
+    /** A receive of the group; receives from one peer match that peer's sends in call order. */
+    public void recv(int peer, Transfer t) {
+        names.add("recv");
+        recvs.computeIfAbsent(peer, k -> new ArrayList<>()).add(t);
+    }
+
+    /**
+     * NCCL's {@code ncclAlltoAll}: a send of block {@code p} to every rank {@code p} and a receive
+     * of block {@code p} from it, {@code bytes} each.
+     */
+    public void allToAll(MemorySegment in, MemorySegment out, long bytes) {
+        names.add("allToAll");
+        for (int p = 0; p < ring.nranks(); p++) {
+            sends.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(in, p * bytes, bytes));
+            recvs.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(out, p * bytes, bytes));
+        }
+    }
+
+    /**
+     * Copies every send whose bytes a receive of the same group overwrites (in-place all-to-all,
+     * a send/recv ring on one buffer), so that the send reads the data as it was at launch.
+     */
+    public void stageOverlappingSends() {
+        if (sends.isEmpty() || recvs.isEmpty()) {
+            return;
+        }
+        for (List<Transfer> list : sends.values()) {
+            for (int i = 0; i < list.size(); i++) {
+                Transfer s = list.get(i);
+                if (s.bytes() > 0 && overwritten(s)) {
+                    MemorySegment copy = Arena.ofAuto().allocate(s.bytes(), 64);
+                    MemorySegment.copy(s.buffer(), s.offset(), copy, 0, s.bytes());
+                    list.set(i, new Transfer(copy, 0, s.bytes()));
+                }
+            }
+        }
+    }
+
+    private boolean overwritten(Transfer s) {
+        for (List<Transfer> list : recvs.values()) {
+            for (Transfer r : list) {
+                if (r.bytes() > 0 && overlap(s, r)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    private static boolean overlap(Transfer a, Transfer b) {
+        if (a.buffer().isNative() && b.buffer().isNative()) {
+            long a0 = a.buffer().address() + a.offset();
+            long b0 = b.buffer().address() + b.offset();
+            return a0 < b0 + b.bytes() && b0 < a0 + a.bytes();
+        }
+        return a.buffer().heapBase().isPresent() && a.buffer().heapBase().equals(b.buffer().heapBase());
+    }
+
+    /** @return peers this group sends to, other than this rank */
+    public List<Integer> sendPeers() {
+        return sends.keySet().stream().filter(p -> p != ring.rank()).toList();
+    }
+
+    /** @return peers this group receives from, other than this rank */
+    public List<Integer> recvPeers() {
+        return recvs.keySet().stream().filter(p -> p != ring.rank()).toList();
+    }
+
+    /** @return e.g. {@code allReduce}, or {@code group(send, recv, send)} */
+    public String name() {
+        if (names.size() == 1) {
+            return names.get(0);
+        }
+        List<String> shown = names.size() > 6 ? names.subList(0, 6) : names;
+        return "group(" + String.join(", ", shown) + (names.size() > 6 ? ", ... " + names.size() + " calls" : "") + ")";
+    }
+
+    /**
+     * @param p2pSend the connection to a peer (set up by then)
+     * @param p2pRecv the connection from a peer
+     * @return the operation's tasks
+     * @throws JcclException if sends to this rank and receives from it do not pair up
+     */
+    public Task[] build(IntFunction<SendConnection> p2pSend, IntFunction<RecvConnection> p2pRecv,
+                        ReductionKernel kernel) {
+        List<Task> tasks = new ArrayList<>();
+        for (List<Task> chain : chains) {
+            if (chain.size() == 1) {
+                tasks.add(chain.get(0));
+            } else if (!chain.isEmpty()) {
+                tasks.add(new ChainTask(chain.toArray(new Task[0])));
+            }
+        }
+        for (var e : sends.entrySet()) {
+            if (e.getKey() != ring.rank()) {
+                tasks.add(new SendTask(p2pSend.apply(e.getKey()), kernel, e.getValue()));
+            }
+        }
+        for (var e : recvs.entrySet()) {
+            if (e.getKey() != ring.rank()) {
+                tasks.add(new RecvTask(p2pRecv.apply(e.getKey()), kernel, e.getValue()));
+            }
+        }
+        List<Transfer> selfSends = sends.getOrDefault(ring.rank(), List.of());
+        List<Transfer> selfRecvs = recvs.getOrDefault(ring.rank(), List.of());
+        if (selfSends.size() != selfRecvs.size()) {
+            throw JcclException.invalidUsage("a group has " + selfSends.size() + " sends to this rank (" + ring.rank()
+                    + ") and " + selfRecvs.size() + " receives from it: each send to self needs a recv from self");
+        }
+        for (int i = 0; i < selfSends.size(); i++) {
+            if (selfSends.get(i).bytes() != selfRecvs.get(i).bytes()) {
+                throw JcclException.invalidUsage("send to self of " + selfSends.get(i).bytes()
+                        + " bytes is paired with a recv from self of " + selfRecvs.get(i).bytes() + " bytes");
+            }
+        }
+        if (!selfSends.isEmpty()) {
+            tasks.add(new SelfTask(kernel, selfSends, selfRecvs));
+        }
+        return tasks.toArray(new Task[0]);
+    }
+
+    static boolean sameMemory(MemorySegment a, MemorySegment b) {
+        return a != null && b != null && a.isNative() && b.isNative() && a.address() == b.address();
+    }
+}

@@ -1,0 +1,127 @@
+package io.jccl.core.config;
+
+import io.jccl.spi.config.EnvVar;
+
+/**
+ * The variables of the engine. {@link io.jccl.core.CommConfig#fromEnvironment()} reads them; a
+ * {@link io.jccl.core.CommConfig} built in code overrides them per communicator.
+ */
+public final class CoreConfig {
+    private CoreConfig() {
+    }
+
+    // ---- Bootstrap
+
+    @EnvVar(defaultValue = "",
+            description = "Bootstrap root as host:port, as in NCCL: rank 0 listens there and the other ranks connect "
+                    + "to it, so that a launcher needs to pass no unique id. Takes precedence over MASTER_ADDR and "
+                    + "MASTER_PORT.")
+    public static final String NCCL_COMM_ID = "NCCL_COMM_ID";
+
+    @EnvVar(defaultValue = "",
+            description = "Secret that bootstrap connections prove they know when ranks start from launcher "
+                    + "variables (a unique id carries its own random secret); jccl run sets a random one. Unset: "
+                    + "derived from the root address, which keeps out stray connections but no attacker.")
+    public static final String JCCL_COMM_SECRET = "JCCL_COMM_SECRET";
+
+    // ---- Channels and buffers
+
+    @EnvVar(defaultValue = "",
+            description = "Fewest channels (rings, each with its own connections and proxy slots) a communicator "
+                    + "uses; unset: 1.")
+    public static final String NCCL_MIN_NCHANNELS = "NCCL_MIN_NCHANNELS";
+
+    @EnvVar(defaultValue = "",
+            description = "Most channels a communicator uses (at most 32); unset: 2 on machines with 4 cores or more, "
+                    + "else 1 (one proxy thread drives every channel). Small operations use fewer channels, one per "
+                    + "64 KiB.")
+    public static final String NCCL_MAX_NCHANNELS = "NCCL_MAX_NCHANNELS";
+
+    @EnvVar(defaultValue = "4194304",
+            description = "Bytes of each ring connection's buffer, cut into NCCL_STEPS = 8 slots; one slot is one "
+                    + "network message and the largest chunk a ring step moves.")
+    public static final String NCCL_BUFFSIZE = "NCCL_BUFFSIZE";
+
+    @EnvVar(defaultValue = "131072",
+            description = "Slot size of the connections that send, recv and all-to-all use; each holds 8 slots.")
+    public static final String NCCL_P2P_NET_CHUNKSIZE = "NCCL_P2P_NET_CHUNKSIZE";
+
+    // ---- Failure bounds
+
+    @EnvVar(defaultValue = "600000",
+            description = "Bound in milliseconds on every wait for other ranks: init, connection set-up, and any "
+                    + "operation that makes no progress for this long fails the communicator, naming the rank it "
+                    + "waits for.")
+    public static final String JCCL_TIMEOUT_MS = "JCCL_TIMEOUT_MS";
+
+    @EnvVar(defaultValue = "10000",
+            description = "Bound in milliseconds on detecting a dead or frozen peer through bootstrap heartbeats; a "
+                    + "peer whose process exits is detected at once. Every rank's pending operations then fail "
+                    + "naming it.")
+    public static final String JCCL_PEER_TIMEOUT_MS = "JCCL_PEER_TIMEOUT_MS";
+
+    // ---- Proxy
+
+    @EnvVar(defaultValue = "backoff",
+            description = "What the proxy thread does when a pass found no work while operations are in flight: "
+                    + "spin, yield, or backoff (spin briefly, yield, and only after a long wait park for up to 100 us). "
+                    + "With nothing in flight it parks until an operation arrives.")
+    public static final String JCCL_PROXY_IDLE = "JCCL_PROXY_IDLE";
+
+    // ---- Launchers (Communicator.initFromEnvironment)
+
+    @EnvVar(defaultValue = "",
+            description = "Rank of this process, as torchrun sets it; read by Communicator.initFromEnvironment, "
+                    + "before OMPI_COMM_WORLD_RANK and SLURM_PROCID.")
+    public static final String RANK = "RANK";
+
+    @EnvVar(defaultValue = "",
+            description = "Number of ranks, as torchrun sets it (with RANK).")
+    public static final String WORLD_SIZE = "WORLD_SIZE";
+
+    @EnvVar(defaultValue = "",
+            description = "Host of the bootstrap root (rank 0), as torchrun sets it; used when NCCL_COMM_ID is unset.")
+    public static final String MASTER_ADDR = "MASTER_ADDR";
+
+    @EnvVar(defaultValue = "",
+            description = "Port of the bootstrap root on MASTER_ADDR.")
+    public static final String MASTER_PORT = "MASTER_PORT";
+
+    @EnvVar(defaultValue = "",
+            description = "Rank under Open MPI's mpirun (with OMPI_COMM_WORLD_SIZE); the root address still comes "
+                    + "from NCCL_COMM_ID or MASTER_ADDR and MASTER_PORT.")
+    public static final String OMPI_COMM_WORLD_RANK = "OMPI_COMM_WORLD_RANK";
+
+    @EnvVar(defaultValue = "",
+            description = "Number of ranks under Open MPI's mpirun.")
+    public static final String OMPI_COMM_WORLD_SIZE = "OMPI_COMM_WORLD_SIZE";
+
+    @EnvVar(defaultValue = "",
+            description = "Rank under Slurm's srun (with SLURM_NTASKS); the root address still comes from "
+                    + "NCCL_COMM_ID or MASTER_ADDR and MASTER_PORT.")
+    public static final String SLURM_PROCID = "SLURM_PROCID";
+
+    @EnvVar(defaultValue = "",
+            description = "Number of ranks under Slurm's srun.")
+    public static final String SLURM_NTASKS = "SLURM_NTASKS";
+
+    // ---- Read here, declared by the socket transport (one row per variable in the table)
+
+    /** Interfaces the bootstrap may use, with the syntax and defaults of JcclSocket (and NCCL). */
+    public static final String SOCKET_IFNAME = "NCCL_SOCKET_IFNAME";
+    /** Address family of the bootstrap: AF_INET or AF_INET6. */
+    public static final String SOCKET_FAMILY = "NCCL_SOCKET_FAMILY";
+
+    /** {@code NCCL_STEPS}: slots per connection. A constant in NCCL too. */
+    public static final int NCCL_STEPS = 8;
+    /** The most channels a communicator may use. */
+    public static final int MAX_CHANNELS = 32;
+    /**
+     * Channels when neither NCCL_MIN_NCHANNELS nor NCCL_MAX_NCHANNELS says otherwise: one proxy
+     * thread drives every channel, and on a machine of 2 cores a second channel only adds messages
+     * (measured with 2 and 4 ranks).
+     */
+    public static final int DEFAULT_CHANNELS = Runtime.getRuntime().availableProcessors() >= 4 ? 2 : 1;
+    /** Bytes per channel below which an operation uses fewer channels. */
+    public static final long MIN_BYTES_PER_CHANNEL = 64 << 10;
+}

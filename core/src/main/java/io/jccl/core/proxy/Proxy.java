@@ -1,0 +1,320 @@
+package io.jccl.core.proxy;
+
+import io.jccl.core.JcclException;
+import io.jccl.core.collective.Operation;
+import io.jccl.core.transport.Connection;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetResult;
+
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.IntFunction;
+
+/**
+ * A communicator's progress thread. Each pass of its duty cycle:
+ * <ol>
+ * <li>takes newly submitted operations and lets them announce their receives, so that receives
+ *     are posted ahead even for operations still queued;</li>
+ * <li>moves every connection: posts irecvs into free slots, isends filled slots, tests the
+ *     oldest request of each (spec 9.2, 9.3);</li>
+ * <li>runs the steps of the operation at the head of the queue (the host kernel: copies and
+ *     reductions between user buffers and slots), completing operations in order;</li>
+ * <li>on an idle pass, checks that the head operation moved within the timeout.</li>
+ * </ol>
+ * An idle pass with work in flight goes to the {@link IdleStrategy}; with nothing in flight the
+ * thread parks until an operation arrives. Plugin failures fail the communicator, naming the peer
+ * of the connection that failed.
+ */
+public final class Proxy {
+    /** Told when the proxy fails the communicator. */
+    @FunctionalInterface
+    public interface FailureListener {
+        void failed(JcclException cause);
+    }
+
+    /** Explains a timeout: asks the other ranks how far they are, to name the one that holds things up. */
+    @FunctionalInterface
+    public interface TimeoutDiagnosis {
+        /**
+         * Proxy thread; may block briefly (bounded), the communicator is failing anyway.
+         *
+         * @param op           the stuck operation
+         * @param blockingPeer the rank this rank's first blocked task waits for, or -1
+         * @param localReason  what this rank sees
+         * @return the failure to report
+         */
+        JcclException diagnose(Operation op, int blockingPeer, String localReason);
+    }
+
+    private static final long SLEEP_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    /**
+     * Idle passes before the thread sleeps with nothing in flight: an application that issues its
+     * next operation right after the last completed finds the proxy still awake.
+     */
+    private static final int PASSES_BEFORE_SLEEP = 2_000;
+
+    private final Thread thread;
+    private final ConcurrentLinkedQueue<Operation> submissions = new ConcurrentLinkedQueue<>();
+    private final ArrayDeque<Operation> running = new ArrayDeque<>();
+    private final IdleStrategy idle;
+    private final long timeoutNanos;
+    private final FailureListener listener;
+    private final IntFunction<String> describePeer;
+    private final NetLogger log;
+    private final TimeoutDiagnosis diagnosis;
+    private volatile Connection[] connections;
+    private volatile JcclException failure;
+    private volatile boolean stopping;
+    private volatile boolean sleeping;
+    private int idlePasses;
+
+    /**
+     * @param name         the thread's name
+     * @param connections  the connections to drive (more may be added)
+     * @param timeoutNanos how long the head operation may go without a step before it fails
+     * @param describePeer names a rank in messages, e.g. {@code rank 3 (node7 pid 4242)}
+     */
+    public Proxy(String name, Collection<Connection> connections, IdleStrategy idle, long timeoutNanos,
+                 IntFunction<String> describePeer, NetLogger log, FailureListener listener, TimeoutDiagnosis diagnosis) {
+        this.diagnosis = diagnosis;
+        this.connections = connections.toArray(new Connection[0]);
+        this.idle = idle;
+        this.timeoutNanos = timeoutNanos;
+        this.describePeer = describePeer;
+        this.log = log;
+        this.listener = listener;
+        this.thread = new Thread(this::run, name);
+        thread.setDaemon(true);
+    }
+
+    /** Starts the thread. */
+    public void start() {
+        thread.start();
+    }
+
+    /** Queues an operation; it runs after every operation submitted before it. Any thread. */
+    public void submit(Operation op) {
+        JcclException f = failure;
+        if (f != null) {
+            op.fail(f);
+            return;
+        }
+        submissions.offer(op);
+        if (sleeping) {
+            LockSupport.unpark(thread);
+        }
+    }
+
+    /** Adds connections made after start (send/recv peers). Any thread. */
+    public synchronized void addConnections(Collection<? extends Connection> more) {
+        Connection[] now = connections;
+        Connection[] next = Arrays.copyOf(now, now.length + more.size());
+        int i = now.length;
+        for (Connection c : more) {
+            next[i++] = c;
+        }
+        connections = next;
+    }
+
+    /** @return the progress thread, which touches user buffers */
+    public Thread thread() {
+        return thread;
+    }
+
+    /** @return every connection the proxy drives */
+    public Connection[] connections() {
+        return connections;
+    }
+
+    /** Fails every pending and future operation with {@code cause} (the first failure sticks). Any thread. */
+    public void fail(JcclException cause) {
+        synchronized (this) {
+            if (failure != null) {
+                return;
+            }
+            failure = cause;
+        }
+        LockSupport.unpark(thread);
+    }
+
+    /** @return the failure, or {@code null} */
+    public JcclException failure() {
+        return failure;
+    }
+
+    /**
+     * Stops the thread and waits for it.
+     *
+     * @return whether it stopped within {@code timeoutNanos} (if not, its connections must not be closed)
+     */
+    public boolean stop(long timeoutNanos) {
+        stopping = true;
+        LockSupport.unpark(thread);
+        if (Thread.currentThread() == thread) {
+            return false;
+        }
+        try {
+            thread.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos)));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return !thread.isAlive();
+    }
+
+    private void run() {
+        try {
+            while (!stopping) {
+                JcclException f = failure;
+                if (f != null) {
+                    failPending(f);
+                    sleep();
+                    continue;
+                }
+                long now = System.nanoTime();
+                int work;
+                try {
+                    work = acceptSubmissions(now);
+                    work += moveNetwork();
+                    int steps = runOperations(now);
+                    if (steps > 0) {
+                        // Send what the steps just filled now, not a pass later: a pass per hop saved.
+                        work += steps + moveNetwork();
+                    } else if (work == 0) {
+                        checkProgress(now);
+                    }
+                } catch (JcclException e) {
+                    failFromProxy(e);
+                    continue;
+                }
+                if (work > 0) {
+                    idle.reset();
+                    idlePasses = 0;
+                } else if (++idlePasses > PASSES_BEFORE_SLEEP && running.isEmpty() && submissions.isEmpty()
+                        && drained()) {
+                    sleep();
+                } else {
+                    idle.idle(0);
+                }
+            }
+        } catch (RuntimeException | Error e) {
+            failFromProxy(new JcclException(NetResult.INTERNAL_ERROR, JcclException.NO_RANK,
+                    "the proxy thread failed: " + e, e));
+            failPending(failure);
+            if (e instanceof Error err && !(e instanceof StackOverflowError)) {
+                throw err;
+            }
+        } finally {
+            JcclException f = failure != null ? failure
+                    : new JcclException(NetResult.INVALID_USAGE, "the communicator was closed");
+            failPending(f);
+        }
+    }
+
+    private int acceptSubmissions(long now) {
+        int work = 0;
+        Operation op;
+        while ((op = submissions.poll()) != null) {
+            op.start(now);
+            running.addLast(op);
+            work++;
+        }
+        return work;
+    }
+
+    private int moveNetwork() {
+        int work = 0;
+        for (Connection c : connections) {
+            try {
+                work += c.progress();
+            } catch (NetException e) {
+                throw new JcclException(e.result() == NetResult.SUCCESS ? NetResult.SYSTEM_ERROR : e.result(), c.peer,
+                        describePeer.apply(c.peer) + ": " + c.name + " failed: " + e.getMessage(), e);
+            }
+        }
+        return work;
+    }
+
+    private int runOperations(long now) {
+        int work = 0;
+        while (!running.isEmpty()) {
+            Operation op = running.peekFirst();
+            work += op.progress(now);
+            if (!op.finished()) {
+                break;
+            }
+            running.pollFirst();
+            op.succeed();
+            work++;
+            Operation next = running.peekFirst();
+            if (next != null) {
+                next.markProgress(now);
+            }
+        }
+        return work;
+    }
+
+    /** @return whether no connection has a message in flight (the transport moves data only while tested) */
+    private boolean drained() {
+        for (Connection c : connections) {
+            if (!c.drained()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private void checkProgress(long now) {
+        Operation head = running.peekFirst();
+        if (head != null && now - head.lastProgressNanos() > timeoutNanos) {
+            int peer = head.blockingPeer();
+            String local = head.describe() + " made no progress for "
+                    + TimeUnit.NANOSECONDS.toMillis(now - head.lastProgressNanos()) + " ms: waiting for "
+                    + head.waitingFor() + (peer >= 0 ? " (" + describePeer.apply(peer) + ")" : "");
+            throw diagnosis.diagnose(head, peer, local);
+        }
+    }
+
+    private void failFromProxy(JcclException e) {
+        boolean first;
+        synchronized (this) {
+            first = failure == null;
+            if (first) {
+                failure = e;
+            }
+        }
+        if (first) {
+            log.warn("Proxy: %s", e.getMessage());
+            listener.failed(e);
+        }
+    }
+
+    private void failPending(JcclException f) {
+        Operation op;
+        while ((op = running.pollFirst()) != null) {
+            op.fail(f);
+        }
+        while ((op = submissions.poll()) != null) {
+            op.fail(f);
+        }
+    }
+
+    private void sleep() {
+        sleeping = true;
+        if (submissions.isEmpty() && !stopping) {
+            LockSupport.parkNanos(this, SLEEP_NANOS);
+        }
+        sleeping = false;
+        idle.reset();
+    }
+
+    /** @return e.g. for logs: the proxy's thread name and queue depth */
+    @Override
+    public String toString() {
+        return thread.getName() + "[" + running.size() + " running]";
+    }
+}

@@ -1,0 +1,200 @@
+package io.jccl.core.transport;
+
+import io.jccl.core.JcclException;
+import io.jccl.core.bootstrap.Bootstrap;
+import io.jccl.spi.ListenComm;
+import io.jccl.spi.LogSubsystem;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetHandle;
+import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.NetProperties;
+import io.jccl.spi.NetResult;
+import io.jccl.spi.PointerType;
+import io.jccl.spi.RecvComm;
+import io.jccl.spi.SendComm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Makes connections as NCCL's {@code net.cc} does (spec 9.5): the receiving side listens and
+ * sends its 128-byte handle to the sender through the bootstrap; the sender connects with it;
+ * both retry {@code connect} / {@code accept} without blocking until the plugin returns a comm;
+ * each side then registers its slot buffer. Every handle goes out before any is awaited, so ranks
+ * that set up connections to each other in any order cannot deadlock. Runs on the caller's thread
+ * (NCCL's service thread), bounded by the communicator's timeout.
+ */
+public final class ConnectionSetup {
+    private ConnectionSetup() {
+    }
+
+    /**
+     * One connection to make.
+     *
+     * @param peer      the other rank
+     * @param send      {@code true} for the sending direction
+     * @param device    the plugin device to use
+     * @param slotBytes bytes per slot
+     * @param tag       bootstrap tag of the handle message; the two ends use the same
+     * @param name      for messages, e.g. {@code channel 0 send to rank 1}
+     */
+    public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name) {
+    }
+
+    /**
+     * Makes the connections, in the order given.
+     *
+     * @param arena where slot buffers are allocated (any thread may access them)
+     * @throws JcclException if the plugin fails, a peer does not answer within the timeout, or a
+     *                       device cannot move host memory
+     */
+    public static List<Connection> establish(List<Request> requests, NetPlugin net, Bootstrap bootstrap, Arena arena,
+                                             Duration timeout, NetLogger log) {
+        int n = requests.size();
+        ListenComm[] listens = new ListenComm[n];
+        NetHandle[] peerHandles = new NetHandle[n];
+        SendComm[] sends = new SendComm[n];
+        RecvComm[] recvs = new RecvComm[n];
+        List<Connection> made = new ArrayList<>();
+        boolean ok = false;
+        try {
+            for (int i = 0; i < n; i++) {
+                Request r = requests.get(i);
+                checkDevice(net, r);
+                if (!r.send()) {
+                    NetHandle h = NetHandle.allocate();
+                    listens[i] = net.listen(r.device(), h);
+                    bootstrap.send(r.peer(), r.tag(), h.toByteArray());
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                Request r = requests.get(i);
+                if (r.send()) {
+                    peerHandles[i] = NetHandle.fromBytes(bootstrap.receive(r.peer(), r.tag()));
+                }
+            }
+            long deadline = System.nanoTime() + timeout.toNanos();
+            int pending = n;
+            long rounds = 0;
+            while (pending > 0) {
+                pending = 0;
+                for (int i = 0; i < n; i++) {
+                    Request r = requests.get(i);
+                    if (r.send() && sends[i] == null) {
+                        sends[i] = net.connect(r.device(), peerHandles[i]);
+                        pending += sends[i] == null ? 1 : 0;
+                    } else if (!r.send() && recvs[i] == null) {
+                        recvs[i] = net.accept(listens[i]);
+                        if (recvs[i] != null) {
+                            net.closeListen(listens[i]);
+                            listens[i] = null;
+                        } else {
+                            pending++;
+                        }
+                    }
+                }
+                if (pending > 0) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new JcclException(NetResult.TIMEOUT, firstPendingPeer(requests, sends, recvs),
+                                "connection set-up timed out after " + timeout.toMillis() + " ms: "
+                                        + describePending(requests, sends, recvs), null);
+                    }
+                    if (++rounds > 100) {
+                        sleepBriefly();
+                    } else {
+                        Thread.onSpinWait();
+                    }
+                }
+            }
+            for (int i = 0; i < n; i++) {
+                Request r = requests.get(i);
+                MemorySegment buffer = arena.allocate((long) Connection.STEPS * r.slotBytes(), 4096);
+                Connection c = r.send()
+                        ? new SendConnection(net, sends[i], bootstrap.rank(), r.peer(), r.name(), buffer, r.slotBytes())
+                        : new RecvConnection(net, recvs[i], r.peer(), r.name(), buffer, r.slotBytes());
+                sends[i] = null;
+                recvs[i] = null;
+                made.add(c);
+                c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                log.info(LogSubsystem.INIT | LogSubsystem.NET, "Connected %s via %s/%d (%d x %d B slots)", r.name(),
+                        net.name(), r.device(), Connection.STEPS, r.slotBytes());
+            }
+            ok = true;
+            return made;
+        } catch (NetException e) {
+            throw new JcclException(e.result() == NetResult.REMOTE_ERROR ? NetResult.REMOTE_ERROR : NetResult.SYSTEM_ERROR,
+                    JcclException.NO_RANK, "connection set-up through " + net.name() + " failed: " + e.getMessage(), e);
+        } finally {
+            if (!ok) {
+                for (Connection c : made) {
+                    c.close();
+                }
+                closeAll(net, listens, sends, recvs);
+            }
+        }
+    }
+
+    private static void checkDevice(NetPlugin net, Request r) throws NetException {
+        NetProperties p = net.getProperties(r.device());
+        if (!PointerType.HOST.isIn(p.ptrSupport())) {
+            throw NetException.invalidUsage(net.name() + " device " + r.device() + " (" + p.name()
+                    + ") cannot move host memory (ptrSupport " + PointerType.describe(p.ptrSupport()) + ")");
+        }
+        if (p.maxP2pBytes() < r.slotBytes()) {
+            throw NetException.invalidUsage(net.name() + " device " + r.device() + " sends at most " + p.maxP2pBytes()
+                    + " bytes per message, less than a slot of " + r.slotBytes() + " (lower NCCL_BUFFSIZE)");
+        }
+    }
+
+    private static int firstPendingPeer(List<Request> requests, SendComm[] sends, RecvComm[] recvs) {
+        for (int i = 0; i < requests.size(); i++) {
+            if (requests.get(i).send() ? sends[i] == null : recvs[i] == null) {
+                return requests.get(i).peer();
+            }
+        }
+        return JcclException.NO_RANK;
+    }
+
+    private static String describePending(List<Request> requests, SendComm[] sends, RecvComm[] recvs) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < requests.size(); i++) {
+            Request r = requests.get(i);
+            if (r.send() ? sends[i] == null : recvs[i] == null) {
+                b.append(b.isEmpty() ? "" : "; ").append(r.name()).append(r.send() ? " not connected" : " not accepted");
+            }
+        }
+        return b.toString();
+    }
+
+    private static void sleepBriefly() {
+        try {
+            TimeUnit.MICROSECONDS.sleep(200);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new JcclException(NetResult.SYSTEM_ERROR, JcclException.NO_RANK, "interrupted during connection set-up", e);
+        }
+    }
+
+    private static void closeAll(NetPlugin net, ListenComm[] listens, SendComm[] sends, RecvComm[] recvs) {
+        for (int i = 0; i < listens.length; i++) {
+            try {
+                if (listens[i] != null) {
+                    net.closeListen(listens[i]);
+                }
+                if (sends[i] != null) {
+                    net.closeSend(sends[i]);
+                }
+                if (recvs[i] != null) {
+                    net.closeRecv(recvs[i]);
+                }
+            } catch (NetException | RuntimeException ignored) {
+                // Set-up already failed; that failure is what the caller sees.
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+/**
+ * JCCL's collective engine: communicators, the bootstrap, ring collectives, the proxy thread.
+ * Transports come from the SPI at run time ({@code uses io.jccl.spi.NetPlugin}); the engine never
+ * names one.
+ */
+module io.jccl.core {
+    requires transitive io.jccl.spi;
+
+    exports io.jccl.core;
+    exports io.jccl.core.config;
+    exports io.jccl.core.check;
+
+    uses io.jccl.spi.NetPlugin;
+    uses io.jccl.spi.CollNetPlugin;
+    uses io.jccl.spi.discovery.NetPluginSource;
+}

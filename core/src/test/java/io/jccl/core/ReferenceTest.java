@@ -1,0 +1,102 @@
+package io.jccl.core;
+
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * Random data, each rank's input gathered to rank 0, which computes the reference on its own:
+ * exact for integers (wrapping arithmetic does not depend on order), within float rounding for
+ * floats, and bit-exact for float sums when the reference adds in the ring's order.
+ */
+class ReferenceTest {
+    @Test
+    void randomDataAgainstAReferenceComputedOnRankZero() {
+        int n = 3;
+        long count = 50_021;
+        try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().bufferSize(32 << 10)
+                .timeout(Duration.ofSeconds(30)).build())) {
+            for (ReduceOp op : List.of(ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MAX, ReduceOp.MIN)) {
+                List<long[]> results = ranks.run(rank -> {
+                    Communicator c = ranks.comms[rank];
+                    MemorySegment mine = Arena.ofAuto().allocate(count * 8);
+                    Random random = new Random(rank * 31L + op.code());
+                    for (long i = 0; i < count; i++) {
+                        mine.setAtIndex(ValueLayout.JAVA_LONG, i, random.nextLong());
+                    }
+                    MemorySegment all = Arena.ofAuto().allocate(count * 8 * n);
+                    c.allGather(mine, all, count, DataType.INT64);
+                    MemorySegment out = Arena.ofAuto().allocate(count * 8);
+                    c.allReduce(mine, out, count, DataType.UINT64, op);
+                    if (rank != 0) {
+                        return new long[] {0};
+                    }
+                    long wrong = 0;
+                    for (long i = 0; i < count; i++) {
+                        long ref = all.getAtIndex(ValueLayout.JAVA_LONG, i);
+                        for (int r = 1; r < n; r++) {
+                            long v = all.getAtIndex(ValueLayout.JAVA_LONG, r * count + i);
+                            ref = switch (op) {
+                                case SUM -> ref + v;
+                                case PROD -> ref * v;
+                                case MAX -> Long.compareUnsigned(ref, v) >= 0 ? ref : v;
+                                default -> Long.compareUnsigned(ref, v) <= 0 ? ref : v;
+                            };
+                        }
+                        if (ref != out.getAtIndex(ValueLayout.JAVA_LONG, i)) {
+                            wrong++;
+                        }
+                    }
+                    return new long[] {wrong};
+                });
+                assertEquals(0, results.get(0)[0], op + ": elements differing from rank 0's reference");
+            }
+        }
+    }
+
+    @Test
+    void randomFloatSumsMatchAReferenceThatAddsInTheRingsOrderBitForBit() {
+        int n = 4;
+        long count = 4 * 1000;
+        try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
+                .timeout(Duration.ofSeconds(30)).build())) {
+            List<Long> wrong = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment mine = Arena.ofAuto().allocate(count * 4);
+                Random random = new Random(rank);
+                for (long i = 0; i < count; i++) {
+                    mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
+                }
+                MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
+                c.allGather(mine, all, count, DataType.FLOAT32);
+                MemorySegment out = Arena.ofAuto().allocate(count * 4);
+                c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                // One loop of n chunks of count/n; chunk k starts at rank k+1 and ends at rank k, each
+                // step computing received + local.
+                long chunk = count / n;
+                long bad = 0;
+                for (long i = 0; i < count; i++) {
+                    int k = (int) (i / chunk);
+                    float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, ((k + 1) % n) * count + i);
+                    for (int s = 2; s <= n; s++) {
+                        acc = acc + all.getAtIndex(ValueLayout.JAVA_FLOAT, ((k + s) % n) * count + i);
+                    }
+                    if (Float.floatToRawIntBits(acc) != Float.floatToRawIntBits(out.getAtIndex(ValueLayout.JAVA_FLOAT, i))) {
+                        bad++;
+                    }
+                }
+                return bad;
+            });
+            assertEquals(List.of(0L, 0L, 0L, 0L), wrong);
+        }
+    }
+}
