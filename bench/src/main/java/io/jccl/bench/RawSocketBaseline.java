@@ -29,15 +29,27 @@ public final class RawSocketBaseline implements AutoCloseable {
         }
     }
 
-    /** @return GB/s (1e9 bytes per second) of {@code messages} messages of {@code size} bytes, client to server */
+    /** @return GB/s (1e9 bytes per second) of {@code messages} messages of {@code size} bytes, client to server, one buffer per side */
     public double throughputGBps(int size, long messages) throws Exception {
-        ByteBuffer out = ByteBuffer.allocateDirect(Math.max(size, 1));
-        ByteBuffer in = ByteBuffer.allocateDirect(Math.max(size, 1));
+        return throughputGBps(size, 1, messages);
+    }
+
+    /**
+     * @param buffers how many distinct {@code size}-byte buffers each side walks through in turn: the
+     *                transport under test keeps {@code depth} messages in flight in as many buffers, and
+     *                a baseline that reused one cache-hot buffer would compare different memory traffic
+     * @return GB/s (1e9 bytes per second) of {@code messages} messages of {@code size} bytes, client to server
+     */
+    public double throughputGBps(int size, int buffers, long messages) throws Exception {
+        int slot = Math.max(size, 1);
+        ByteBuffer out = ByteBuffer.allocateDirect(slot * buffers);
+        ByteBuffer in = ByteBuffer.allocateDirect(slot * buffers);
         Throwable[] failure = new Throwable[1];
         long t0 = System.nanoTime();
         Thread writer = Measure.start("raw-writer", () -> {
             for (long m = 0; m < messages; m++) {
-                out.clear().limit(size);
+                int at = (int) (m % buffers) * slot;
+                out.limit(at + size).position(at);
                 while (out.hasRemaining()) {
                     client.write(out);
                 }
@@ -45,7 +57,8 @@ public final class RawSocketBaseline implements AutoCloseable {
         }, failure);
         Thread reader = Measure.start("raw-reader", () -> {
             for (long m = 0; m < messages; m++) {
-                in.clear().limit(size);
+                int at = (int) (m % buffers) * slot;
+                in.limit(at + size).position(at);
                 while (in.hasRemaining()) {
                     if (server.read(in) < 0) {
                         throw new EOFException();

@@ -37,7 +37,8 @@ final class BenchCommand {
     @Command(name = "net", mixinStandardHelpOptions = true,
             description = {"One connection's throughput and 8-byte ping-pong latency of a transport, beside a raw "
                     + "socket pair (blocking SocketChannel, direct buffers) over the same address, in the same run.",
-                    "Sender and receiver run on their own threads; each keeps --depth requests in flight."})
+                    "Sender and receiver run on their own threads; each keeps --depth requests in flight, each in its own "
+                    + "buffer, and the raw pair walks through as many buffers, so both touch the same memory."})
     static final class Net implements Callable<Integer> {
         @Option(names = "--net", paramLabel = "NAME", defaultValue = "JcclSocket",
                 description = "Transport to measure (default: ${DEFAULT-VALUE}).")
@@ -85,11 +86,11 @@ final class BenchCommand {
                         long messages = Math.max(16, total / size);
                         int d = (int) Math.max(2, Math.min(depth, (512L << 20) / size));
                         bench.throughputGBps(size, d, Math.max(4, messages / 8));
-                        raw.throughputGBps(size, Math.max(4, messages / 8));
+                        raw.throughputGBps(size, d, Math.max(4, messages / 8));
                         double bestRaw = 0;
                         double bestNet = 0;
                         for (int r = 0; r < repeat; r++) {
-                            bestRaw = Math.max(bestRaw, raw.throughputGBps(size, messages));
+                            bestRaw = Math.max(bestRaw, raw.throughputGBps(size, d, messages));
                             bestNet = Math.max(bestNet, bench.throughputGBps(size, d, messages));
                         }
                         out.printf(Locale.ROOT, "  %12d %12.2f %14.2f %8.2f%n", size, bestRaw, bestNet, bestNet / bestRaw);
