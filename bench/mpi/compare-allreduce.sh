@@ -14,13 +14,13 @@ mpicc -O2 -o "$here/target/allreduce_baseline" "$here/allreduce_baseline.c"
 
 # name size -> the out-of-place busbw (GB/s) or time (us) column of one run
 jccl() { # np bytes iters column
-  "$root/bin/jccl" perf all_reduce -b "$2" -e "$2" -n "$3" -w 5 -c 1 -np "$1" \
+  "$root/bin/jccl" perf all_reduce -b "$2" -e "$2" -n "$3" -w "$warmup" -c 1 -np "$1" \
     | awk -v col="$4" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $6 : $8) }'
 }
 mpi() { # np bytes iters column [mpirun options...]
   local np=$1 bytes=$2 iters=$3 col=$4; shift 4
   mpirun --allow-run-as-root --oversubscribe -np "$np" "$@" "$here/target/allreduce_baseline" -b "$bytes" -e "$bytes" \
-      -n "$iters" -w 5 | awk -v col="$col" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $3 : $5) }'
+      -n "$iters" -w "$warmup" | awk -v col="$col" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $3 : $5) }'
 }
 best() { sort -g | { [ "$1" = min ] && head -1 || tail -1; }; }
 
@@ -29,9 +29,11 @@ printf '# %-5s %-22s %14s %14s %14s %9s %9s\n' ranks metric "JCCL" "MPI (shm)" "
 for np in 2 4; do
   for metric in "busbw 1MiB" "busbw 64MiB" "8B latency"; do
     case $metric in
-      "busbw 1MiB") bytes=1M; iters=50; col=busbw; pick=max;;
-      "busbw 64MiB") bytes=64M; iters=10; col=busbw; pick=max;;
-      "8B latency") bytes=8; iters=2000; col=time; pick=min;;
+      # Both sides get the same calls: enough of them (about a second's worth) that one
+      # scheduling hiccup on a shared 2-core machine does not decide the figure.
+      "busbw 1MiB") bytes=1M; iters=1000; warmup=50; col=busbw; pick=max;;
+      "busbw 64MiB") bytes=64M; iters=20; warmup=5; col=busbw; pick=max;;
+      "8B latency") bytes=8; iters=5000; warmup=500; col=time; pick=min;;
     esac
     j=(); s=(); t=()
     for ((r = 0; r < rounds; r++)); do
