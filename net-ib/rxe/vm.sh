@@ -9,6 +9,10 @@ if [ ! -x "$rxe/run-in-rxe-vm.sh" ]; then
   echo "net-ib: no SoftRoCE VM runner at $rxe (set JCCL_RXE_DIR to shared/rxe)" >&2
   exit 2
 fi
+# The guest sees the host's / read-only but mounts its own /tmp and /mnt, and follows symlinks
+# inside the guest: share the runner's real directory explicitly, beside this checkout.
+rxe=$(cd "$rxe" && pwd -P)
+export RXE_VM_RW="${RXE_VM_RW:-$root}:$(dirname "$rxe")"
 if [ ! -f "$root/net-ib/target/test-classpath.txt" ] || [ -n "$(find "$root/net-ib/src" "$root/spi/src" -newer \
      "$root/net-ib/target/test-classpath.txt" -name '*.java' -print -quit)" ]; then
   (cd "$root" && mvn -B -q -Dstyle.color=never -pl net-ib -am -DskipTests process-test-classes) || exit 1
