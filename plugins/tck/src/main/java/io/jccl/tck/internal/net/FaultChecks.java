@@ -57,35 +57,22 @@ public final class FaultChecks {
      */
     static void sendsMustFail(NetKit kit, SendComm comm, MemoryHandle mh, MemorySegment data, String context)
             throws NetException {
-        Deadline d = Deadline.after(kit.settings().peerDeathTimeout());
-        Backoff idle = new Backoff();
-        int completed = 0;
-        int nulls = 0;
-        NetRequest r = null;
-        int[] sizes = new int[1];
-        while (!d.expired()) {
-            try {
-                if (r == null) {
-                    r = kit.isend(comm, data, Exchange.TAG, mh);
-                    nulls += r == null ? 1 : 0;
-                }
-                if (r != null && kit.test(r, sizes)) {
-                    r = null;
-                    completed++;
-                }
-            } catch (NetException e) {
-                return;
-            }
-            idle.idle();
-        }
-        fail(context + ": no send failed within " + Deadline.format(d.budget()) + " (" + completed + " completed, "
-                + (r != null ? "one still pending" : "isend returned null " + nulls + " times")
-                + "): a send to a peer that is gone must fail, not " + (r != null ? "hang" : "would-block for ever"));
+        requestsMustFail(kit, () -> kit.isend(comm, data, Exchange.TAG, mh), "send", "isend", "to", context);
     }
 
     /** Posts receives on a comm whose peer is gone; within the peer-death bound one must fail. */
     static void receivesMustFail(NetKit kit, RecvComm comm, MemoryHandle mh, MemorySegment data, String context)
             throws NetException {
+        requestsMustFail(kit, () -> kit.irecv(comm, data, Exchange.TAG, mh), "receive", "irecv", "from", context);
+    }
+
+    /** What posts one request of the direction under test; null means would-block. */
+    private interface Post {
+        NetRequest post() throws NetException;
+    }
+
+    private static void requestsMustFail(NetKit kit, Post post, String what, String call, String towards,
+                                         String context) throws NetException {
         Deadline d = Deadline.after(kit.settings().peerDeathTimeout());
         Backoff idle = new Backoff();
         int completed = 0;
@@ -95,7 +82,7 @@ public final class FaultChecks {
         while (!d.expired()) {
             try {
                 if (r == null) {
-                    r = kit.irecv(comm, data, Exchange.TAG, mh);
+                    r = post.post();
                     nulls += r == null ? 1 : 0;
                 }
                 if (r != null && kit.test(r, sizes)) {
@@ -107,9 +94,10 @@ public final class FaultChecks {
             }
             idle.idle();
         }
-        fail(context + ": no receive failed within " + Deadline.format(d.budget()) + " (" + completed + " completed, "
-                + (r != null ? "one still pending" : "irecv returned null " + nulls + " times")
-                + "): a receive from a peer that is gone must fail, not " + (r != null ? "hang" : "would-block for ever"));
+        fail(context + ": no " + what + " failed within " + Deadline.format(d.budget()) + " (" + completed
+                + " completed, " + (r != null ? "one still pending" : call + " returned null " + nulls + " times")
+                + "): a " + what + " " + towards + " a peer that is gone must fail, not "
+                + (r != null ? "hang" : "would-block for ever"));
     }
 
     private void closeBounded(String what, BoundedCall.Call<Void> close) throws NetException {
