@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # JCCL's all-reduce against Open MPI's MPI_Allreduce in one run, on this machine's local ranks:
 # bus bandwidth at 1 MiB and 64 MiB and the time of an 8-byte all-reduce, for 2 and 4 ranks,
-# each figure the best of a few alternating rounds (the machine may be shared).
+# each figure the best of a few alternating rounds (the machine may be shared). Both libraries
+# run twice: with their defaults (shared memory between local ranks) and through TCP only
+# (JCCL: NCCL_SHM_DISABLE=1, the socket transport; Open MPI: --mca btl tcp,self).
 #   bench/mpi/compare-allreduce.sh [rounds]
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -13,9 +15,10 @@ mpicc -O2 -o "$here/target/allreduce_baseline" "$here/allreduce_baseline.c"
 "$root/bin/jccl" --version >/dev/null
 
 # name size -> the out-of-place busbw (GB/s) or time (us) column of one run
-jccl() { # np bytes iters column
-  "$root/bin/jccl" perf all_reduce -b "$2" -e "$2" -n "$3" -w "$warmup" -c 1 -np "$1" \
-    | awk -v col="$4" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $6 : $8) }'
+jccl() { # np bytes iters column [VAR=value...]
+  local np=$1 bytes=$2 iters=$3 col=$4; shift 4
+  env "$@" "$root/bin/jccl" perf all_reduce -b "$bytes" -e "$bytes" -n "$iters" -w "$warmup" -c 1 -np "$np" \
+    | awk -v col="$col" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $6 : $8) }'
 }
 mpi() { # np bytes iters column [mpirun options...]
   local np=$1 bytes=$2 iters=$3 col=$4; shift 4
@@ -25,7 +28,8 @@ mpi() { # np bytes iters column [mpirun options...]
 best() { sort -g | { [ "$1" = min ] && head -1 || tail -1; }; }
 
 printf '# load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf '# %-5s %-22s %14s %14s %14s %9s %9s\n' ranks metric "JCCL" "MPI (shm)" "MPI (tcp)" "vs shm" "vs tcp"
+printf '# %-5s %-22s %12s %12s %12s %12s %9s %9s\n' ranks metric "JCCL (shm)" "MPI (shm)" "JCCL (tcp)" "MPI (tcp)" \
+  "shm" "tcp"
 for np in 2 4; do
   for metric in "busbw 1MiB" "busbw 64MiB" "8B latency"; do
     case $metric in
@@ -35,18 +39,23 @@ for np in 2 4; do
       "busbw 64MiB") bytes=64M; iters=20; warmup=5; col=busbw; pick=max;;
       "8B latency") bytes=8; iters=5000; warmup=500; col=time; pick=min;;
     esac
-    j=(); s=(); t=()
+    j=(); s=(); k=(); t=()
     for ((r = 0; r < rounds; r++)); do
       j+=("$(jccl "$np" "$bytes" "$iters" "$col")")
       s+=("$(mpi "$np" "$bytes" "$iters" "$col")")
+      k+=("$(jccl "$np" "$bytes" "$iters" "$col" NCCL_SHM_DISABLE=1)")
       t+=("$(mpi "$np" "$bytes" "$iters" "$col" --mca btl tcp,self)")
     done
-    jb=$(printf '%s\n' "${j[@]}" | best $pick); sb=$(printf '%s\n' "${s[@]}" | best $pick); tb=$(printf '%s\n' "${t[@]}" | best $pick)
+    jb=$(printf '%s\n' "${j[@]}" | best $pick); sb=$(printf '%s\n' "${s[@]}" | best $pick)
+    kb=$(printf '%s\n' "${k[@]}" | best $pick); tb=$(printf '%s\n' "${t[@]}" | best $pick)
     unit=$([ "$col" = time ] && echo us || echo GB/s)
-    if [ "$col" = time ]; then rs=$(awk -v a="$sb" -v b="$jb" 'BEGIN{printf "%.2fx", a/b}'); rt=$(awk -v a="$tb" -v b="$jb" 'BEGIN{printf "%.2fx", a/b}')
-    else rs=$(awk -v a="$jb" -v b="$sb" 'BEGIN{printf "%.2fx", a/b}'); rt=$(awk -v a="$jb" -v b="$tb" 'BEGIN{printf "%.2fx", a/b}'); fi
-    printf '  %-5s %-22s %14s %14s %14s %9s %9s\n' "$np" "$metric ($unit)" "$jb" "$sb" "$tb" "$rs" "$rt"
+    ratio() { # jccl mpi -> JCCL relative to MPI, above 1 when JCCL is better
+      if [ "$col" = time ]; then awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", m/j}'; else awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", j/m}'; fi
+    }
+    printf '  %-5s %-22s %12s %12s %12s %12s %9s %9s\n' "$np" "$metric ($unit)" "$jb" "$sb" "$kb" "$tb" \
+      "$(ratio "$jb" "$sb")" "$(ratio "$kb" "$tb")"
   done
 done
 printf '# load average after: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
-echo "# ratios: JCCL / MPI for bandwidth, MPI / JCCL for latency (above 1 means JCCL is better)"
+echo "# ratios (shm: JCCL's default against Open MPI's; tcp: both through TCP only): JCCL / MPI for bandwidth,"
+echo "# MPI / JCCL for latency; above 1 means JCCL is better"

@@ -9,6 +9,8 @@ import io.jccl.spi.ReduceOp;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.lang.foreign.ValueLayout;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
@@ -63,15 +65,20 @@ final class CollectivePerf {
 
     /**
      * Calls of the collective before the table, alternately at the smallest size and at
-     * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both.
+     * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both: at least
+     * {@link #WARM_UP_CALLS}, then rounds of {@link #WARM_UP_ROUND} more while any rank's JIT
+     * still compiled during the last round, for at most {@link #WARM_UP_MAX_NANOS}.
      */
     static final int WARM_UP_CALLS = 600;
+    static final int WARM_UP_ROUND = 200;
+    static final long WARM_UP_MAX_NANOS = 10_000_000_000L;
     static final long WARM_UP_BYTES = 256 << 10;
+    private int warmUpCalls;
 
     /** @return the number of checks that found wrong elements, the same on every rank */
     int run() {
-        printPreamble();
         warmUpTheJit();
+        printPreamble();
         for (DataType type : o.types()) {
             List<ReduceOp> ops = o.collective().kind.reduces() ? o.ops() : java.util.Collections.singletonList(null);
             for (ReduceOp op : ops) {
@@ -101,20 +108,33 @@ final class CollectivePerf {
         ReduceOp op = o.ops().get(0);
         PerfCollective.Counts small = o.collective().counts(o.minBytes(), type.size(), n);
         PerfCollective.Counts large = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
-        Completion last = null;
-        for (int i = 0; i < WARM_UP_CALLS; i++) {
-            last = issue(i % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), i % 4 < 2);
-            if (i % 20 == 19) {
-                last.await();
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        boolean watchJit = jit != null && jit.isCompilationTimeMonitoringSupported();
+        long deadline = System.nanoTime() + WARM_UP_MAX_NANOS;
+        int calls = WARM_UP_CALLS;
+        while (true) {
+            long compiledBefore = watchJit ? jit.getTotalCompilationTime() : 0;
+            Completion last = null;
+            for (int i = 0; i < calls; i++, warmUpCalls++) {
+                last = issue(warmUpCalls % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), warmUpCalls % 4 < 2);
+                if (i % 20 == 19) {
+                    last.await();
+                }
             }
+            last.await();
+            boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore
+                    && System.nanoTime() - deadline < 0;
+            // Every rank must make the same calls: go on while any rank still compiles.
+            if (sum(compiling ? 1 : 0) == 0) {
+                break;
+            }
+            calls = WARM_UP_ROUND;
         }
-        last.await();
-        barrier();
     }
 
     private void printPreamble() {
         String line = String.format(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n", rank, 0,
-                ProcessHandle.current().pid(), hostName(), 0, "host", comm.transport());
+                ProcessHandle.current().pid(), hostName(), 0, "host", comm.transport() + ", ring " + comm.ringTransport());
         byte[] mine = java.util.Arrays.copyOf(line.getBytes(StandardCharsets.UTF_8), 256);
         MemorySegment local = arena.allocate(256);
         MemorySegment.copy(mine, 0, local, ValueLayout.JAVA_BYTE, 0, 256);
@@ -128,8 +148,8 @@ final class CollectivePerf {
                 version == null ? "(development build)" : version, n, comm.transport(), comm.channels(),
                 comm.channels() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
-        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table%n", WARM_UP_CALLS,
-                o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
+        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table, until the JIT "
+                + "stopped compiling%n", warmUpCalls, o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
                         + "agg iters: %d validation: %d graph: %d unalign: %d%n", 1, 1, o.minBytes(), o.maxBytes(),
                 o.stepFactor() > 1 ? o.stepFactor() : o.stepBytes(), o.stepFactor() > 1 ? "factor" : "bytes", o.warmup(),

@@ -44,6 +44,9 @@ public final class CommConfig {
     private final Duration timeout;
     private final Duration peerTimeout;
     private final ProxyIdle proxyIdle;
+    private final boolean callerProgress;
+    private final boolean sharedMemory;
+    private final String hostId;
     private final NetLogger logger;
     private final Supplier<NetPluginDiscovery> discovery;
 
@@ -55,6 +58,9 @@ public final class CommConfig {
         this.timeout = b.timeout;
         this.peerTimeout = b.peerTimeout;
         this.proxyIdle = b.proxyIdle;
+        this.callerProgress = b.callerProgress;
+        this.sharedMemory = b.sharedMemory;
+        this.hostId = b.hostId;
         this.logger = b.logger;
         this.discovery = b.discovery;
     }
@@ -107,6 +113,21 @@ public final class CommConfig {
         return proxyIdle;
     }
 
+    /** @return whether a thread waiting for an operation runs the proxy's duty cycle itself */
+    public boolean callerProgress() {
+        return callerProgress;
+    }
+
+    /** @return whether ranks of the same host connect through shared memory ({@code NCCL_SHM_DISABLE=0}) */
+    public boolean sharedMemory() {
+        return sharedMemory;
+    }
+
+    /** @return this rank's host id ({@code NCCL_HOSTID}), or {@code null} for the host name and boot id */
+    public String hostId() {
+        return hostId;
+    }
+
     /** @return the logger, or {@code null} for one configured by {@code NCCL_DEBUG} */
     public NetLogger logger() {
         return logger;
@@ -121,7 +142,8 @@ public final class CommConfig {
     public String toString() {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
-                + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + "]";
+                + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
+                + ", sharedMemory=" + sharedMemory + "]";
     }
 
     /** Builds a {@link CommConfig}; starts from the environment's values. */
@@ -133,6 +155,9 @@ public final class CommConfig {
         private Duration timeout;
         private Duration peerTimeout;
         private ProxyIdle proxyIdle;
+        private boolean callerProgress;
+        private boolean sharedMemory;
+        private String hostId;
         private NetLogger logger;
         private Supplier<NetPluginDiscovery> discovery = NetPluginDiscovery::load;
 
@@ -160,6 +185,14 @@ public final class CommConfig {
             check(pt >= 100, CoreConfig.JCCL_PEER_TIMEOUT_MS + " must be at least 100");
             peerTimeout = Duration.ofMillis(pt);
             proxyIdle = ProxyIdle.parse(CoreConfig.JCCL_PROXY_IDLE, Env.get(CoreConfig.JCCL_PROXY_IDLE, "backoff"));
+            int helping = Env.getInt(CoreConfig.JCCL_CALLER_PROGRESS, 1);
+            check(helping == 0 || helping == 1, CoreConfig.JCCL_CALLER_PROGRESS + "=" + helping + " is not 0 or 1");
+            callerProgress = helping == 1;
+            int shmOff = Env.getInt(CoreConfig.NCCL_SHM_DISABLE, 0);
+            check(shmOff == 0 || shmOff == 1, CoreConfig.NCCL_SHM_DISABLE + "=" + shmOff + " is not 0 or 1");
+            sharedMemory = shmOff == 0;
+            String id = Env.get(CoreConfig.NCCL_HOSTID);
+            hostId = id == null || id.isBlank() ? null : id;
         }
 
         private static void check(boolean ok, String message) {
@@ -218,6 +251,24 @@ public final class CommConfig {
         /** @param idle the proxy thread's idle strategy */
         public Builder proxyIdle(ProxyIdle idle) {
             this.proxyIdle = Objects.requireNonNull(idle, "idle");
+            return this;
+        }
+
+        /** @param helping whether a thread waiting for an operation runs the proxy's duty cycle itself */
+        public Builder callerProgress(boolean helping) {
+            this.callerProgress = helping;
+            return this;
+        }
+
+        /** @param shm whether ranks of the same host connect through shared memory rather than the network */
+        public Builder sharedMemory(boolean shm) {
+            this.sharedMemory = shm;
+            return this;
+        }
+
+        /** @param id this rank's host id ({@code NCCL_HOSTID}); {@code null} for the host name and boot id */
+        public Builder hostId(String id) {
+            this.hostId = id == null || id.isBlank() ? null : id;
             return this;
         }
 

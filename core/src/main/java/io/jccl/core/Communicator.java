@@ -36,6 +36,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -92,6 +94,10 @@ public final class Communicator implements AutoCloseable {
     private final RecvConnection[] p2pRecv;
     private final Proxy proxy;
     private final OperationBuilder.Ring ring;
+    /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
+    private final String[] hostIds;
+    /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
+    private boolean sharedMemory;
     private final Object submitLock = new Object();
     private long sequence;
     /** The sequence number of the last operation issued, for peers diagnosing a timeout. */
@@ -112,12 +118,15 @@ public final class Communicator implements AutoCloseable {
                     + e.getMessage(), e);
         }
         this.net = selection.plugin();
+        this.hostIds = new String[nranks];
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
         boolean ok = false;
         try {
             b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
-                    layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes()), config.timeout(),
+                    layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(), config.sharedMemory(),
+                            config.hostId() != null ? config.hostId() : defaultHostId()),
+                    config.timeout(),
                     config.peerTimeout(), log, this::failed);
             this.bootstrap = b;
             int[] agreed = agreeOnLayout(b);
@@ -133,13 +142,13 @@ public final class Communicator implements AutoCloseable {
             }
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
-                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout);
+                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress());
             b.setStatusSource(() -> issued);
             proxy.start();
             b.startMonitoring();
             ok = true;
-            log.info(LogSubsystem.INIT, "comm rank %d nranks %d via %s: %d channel%s, %d B ring slots, %d B p2p slots - "
-                    + "Init COMPLETE", rank, nranks, net.name(), channels, channels == 1 ? "" : "s", stepBytes,
+            log.info(LogSubsystem.INIT, "comm rank %d nranks %d via %s (ring: %s): %d channel%s, %d B ring slots, %d B "
+                    + "p2p slots - Init COMPLETE", rank, nranks, net.name(), ringTransport(), channels, channels == 1 ? "" : "s", stepBytes,
                     p2pStepBytes);
         } finally {
             if (!ok) {
@@ -221,20 +230,26 @@ public final class Communicator implements AutoCloseable {
         return init(env.size(), id, env.rank(), config);
     }
 
-    private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes) {
+    private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, boolean shm,
+                                 String hostId) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeUTF(netName);
             out.writeInt(channels);
             out.writeInt(stepBytes);
             out.writeInt(p2pStepBytes);
+            out.writeBoolean(shm);
+            out.writeUTF(hostId);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         return bytes.toByteArray();
     }
 
-    /** Every rank takes rank 0's channel layout; all must use the same transport. */
+    /**
+     * Every rank takes rank 0's channel layout and shared-memory setting; all must use the same
+     * transport. Learns each rank's host id, which decides the peers reached through shared memory.
+     */
     private int[] agreeOnLayout(Bootstrap b) {
         int[] agreed = new int[3];
         String netOfRank0 = null;
@@ -242,9 +257,12 @@ public final class Communicator implements AutoCloseable {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
                 String netName = in.readUTF();
                 int[] values = {in.readInt(), in.readInt(), in.readInt()};
+                boolean shm = in.readBoolean();
+                hostIds[r] = in.readUTF();
                 if (r == 0) {
                     netOfRank0 = netName;
                     agreed = values;
+                    sharedMemory = shm;
                 } else if (!netName.equalsIgnoreCase(netOfRank0)) {
                     throw new JcclException(NetResult.INVALID_USAGE, r, b.describe(r) + " uses transport " + netName
                             + " but rank 0 uses " + netOfRank0 + ": set NCCL_NET alike on every rank", null);
@@ -267,9 +285,9 @@ public final class Communicator implements AutoCloseable {
         for (int c = 0; c < channels; c++) {
             int dev = c % devices;
             requests.add(new ConnectionSetup.Request(prev, false, dev, stepBytes, RING_TAG + c,
-                    "channel " + c + " recv from rank " + prev));
+                    "channel " + c + " recv from rank " + prev, onThisHost(prev)));
             requests.add(new ConnectionSetup.Request(next, true, dev, stepBytes, RING_TAG + c,
-                    "channel " + c + " send to rank " + next));
+                    "channel " + c + " send to rank " + next, onThisHost(next)));
         }
         List<Connection> made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
         for (int c = 0; c < channels; c++) {
@@ -277,6 +295,25 @@ public final class Communicator implements AutoCloseable {
             ringSend[c] = (SendConnection) made.get(2 * c + 1);
         }
         return made;
+    }
+
+    /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
+    private boolean onThisHost(int peer) {
+        return sharedMemory && hostIds[peer].equals(hostIds[rank]);
+    }
+
+    /**
+     * NCCL's host identity where {@code NCCL_HOSTID} is unset: the host name and the kernel's boot
+     * id (two containers may share a host name, not a boot id and a name).
+     */
+    private static String defaultHostId() {
+        String boot = "";
+        try {
+            boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).trim();
+        } catch (IOException | RuntimeException e) {
+            // No boot id (not Linux): the host name alone.
+        }
+        return hostName() + "/" + boot;
     }
 
     private static String hostName() {
@@ -306,6 +343,24 @@ public final class Communicator implements AutoCloseable {
     /** @return the name of the transport in use, e.g. {@code JcclSocket} */
     public String transport() {
         return net.name();
+    }
+
+    /**
+     * @return what carries this rank's ring connections: {@code SHM} (shared memory with ranks of
+     *         this host), the network transport's name, both, or {@code local} for one rank
+     */
+    public String ringTransport() {
+        boolean shm = false;
+        boolean network = false;
+        for (Connection c : ringSend) {
+            shm |= c.transport().equals("shm");
+            network |= c.transport().equals("net");
+        }
+        for (Connection c : ringRecv) {
+            shm |= c.transport().equals("shm");
+            network |= c.transport().equals("net");
+        }
+        return shm && network ? "SHM and " + net.name() : shm ? "SHM" : network ? net.name() : "local";
     }
 
     /** @return channels (rings) in use; rank 0's setting */
@@ -518,12 +573,13 @@ public final class Communicator implements AutoCloseable {
             for (int p : recvFrom) {
                 if (p2pRecv[p] == null) {
                     requests.add(new ConnectionSetup.Request(p, false, 0, p2pStepBytes, P2P_TAG,
-                            "p2p recv from rank " + p));
+                            "p2p recv from rank " + p, onThisHost(p)));
                 }
             }
             for (int p : sendTo) {
                 if (p2pSend[p] == null) {
-                    requests.add(new ConnectionSetup.Request(p, true, 0, p2pStepBytes, P2P_TAG, "p2p send to rank " + p));
+                    requests.add(new ConnectionSetup.Request(p, true, 0, p2pStepBytes, P2P_TAG, "p2p send to rank " + p,
+                            onThisHost(p)));
                 }
             }
             if (requests.isEmpty()) {

@@ -21,40 +21,57 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Every collective x every type x every operation x sizes 0, 1, odd and large x 1 to 4 ranks,
- * out-of-place and in-place, against the exact results of {@link VerifiableData}. Ranks run in
- * this JVM over the socket transport, with small slots (1 KiB) so that the large size runs many
- * loops round the ring of slots and over two channels.
+ * out-of-place and in-place, against the exact results of {@link VerifiableData}, over both data
+ * paths (the socket transport, and shared memory). Ranks run in this JVM, with small slots (1 KiB)
+ * so that the large size runs many loops round the ring of slots and over two channels. One rank
+ * has no connections, so it runs once.
  */
 class CollectiveMatrixTest {
     static final int MAX_RANKS = 4;
     static final long[] SIZES = {0, 1, 1001, 20_011};
-    static final LocalRanks[] RANKS = new LocalRanks[MAX_RANKS + 1];
+    static final LocalRanks[][] RANKS = new LocalRanks[DataPath.values().length][MAX_RANKS + 1];
 
     @BeforeAll
     static void startCommunicators() {
-        CommConfig small = CommConfig.builder().channels(2).bufferSize(8 << 10).p2pChunkSize(1 << 10)
-                .timeout(Duration.ofSeconds(30)).build();
-        for (int n = 1; n <= MAX_RANKS; n++) {
-            RANKS[n] = new LocalRanks(n, small);
+        for (DataPath path : DataPath.values()) {
+            CommConfig small = path.config().channels(2).bufferSize(8 << 10).p2pChunkSize(1 << 10)
+                    .timeout(Duration.ofSeconds(30)).build();
+            for (int n = firstRankCount(path); n <= MAX_RANKS; n++) {
+                RANKS[path.ordinal()][n] = new LocalRanks(n, small);
+            }
         }
+    }
+
+    private static int firstRankCount(DataPath path) {
+        return path == DataPath.NETWORK ? 1 : 2;
     }
 
     @AfterAll
     static void closeCommunicators() {
-        for (LocalRanks r : RANKS) {
-            if (r != null) {
-                r.close();
+        for (LocalRanks[] byPath : RANKS) {
+            for (LocalRanks r : byPath) {
+                if (r != null) {
+                    r.close();
+                }
             }
         }
     }
 
     @TestFactory
     List<DynamicNode> everyCollectiveTypeOperationSizeAndRankCount() {
+        List<DynamicNode> paths = new ArrayList<>();
+        for (DataPath path : DataPath.values()) {
+            paths.add(DynamicContainer.dynamicContainer(path.name(), collectives(path)));
+        }
+        return paths;
+    }
+
+    private static List<DynamicNode> collectives(DataPath path) {
         List<DynamicNode> collectives = new ArrayList<>();
         for (CollectiveKind c : CollectiveKind.values()) {
             List<DynamicNode> byRanks = new ArrayList<>();
-            for (int n = 1; n <= MAX_RANKS; n++) {
-                int ranks = n;
+            for (int n = firstRankCount(path); n <= MAX_RANKS; n++) {
+                LocalRanks ranks = RANKS[path.ordinal()][n];
                 List<DynamicNode> cases = new ArrayList<>();
                 for (DataType type : DataType.values()) {
                     boolean fp8 = type == DataType.FLOAT8_E4M3 || type == DataType.FLOAT8_E5M2;
@@ -73,13 +90,14 @@ class CollectiveMatrixTest {
         return collectives;
     }
 
-    static void check(CollectiveKind c, int n, DataType type, ReduceOp op) {
+    static void check(CollectiveKind c, LocalRanks ranks, DataType type, ReduceOp op) {
+        int n = ranks.n;
         List<String> problems = new ArrayList<>();
         for (long count : SIZES) {
             for (boolean inPlace : new boolean[] {false, true}) {
                 int root = (int) (count % n);
                 VerifiableData data = new VerifiableData(type, op, n, count + (inPlace ? 1 : 0));
-                List<Long> wrong = RANKS[n].run(rank -> runCase(c, RANKS[n].comms[rank], data, count, type, op, root, inPlace));
+                List<Long> wrong = ranks.run(rank -> runCase(c, ranks.comms[rank], data, count, type, op, root, inPlace));
                 long total = wrong.stream().mapToLong(Long::longValue).sum();
                 if (total != 0) {
                     problems.add("count " + count + (inPlace ? " in-place" : " out-of-place") + ": " + total

@@ -3,7 +3,8 @@ package io.jccl.core;
 import io.jccl.spi.DataType;
 import io.jccl.spi.NetResult;
 import io.jccl.spi.ReduceOp;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -40,11 +41,12 @@ class FaultTest {
         }
     }
 
-    @Test
-    void aRankKilledMidCollectiveFailsEveryOtherRankWithinThePeerTimeoutNamingIt() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void aRankKilledMidCollectiveFailsEveryOtherRankWithinThePeerTimeoutNamingIt(DataPath path) throws Exception {
         long peerTimeoutMs = 3_000;
         UniqueId id = UniqueId.create(Duration.ofSeconds(60));
-        CommConfig config = CommConfig.builder().timeout(Duration.ofSeconds(60))
+        CommConfig config = CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(60))
                 .peerTimeout(Duration.ofMillis(peerTimeoutMs)).build();
         try (ChildRank child = new ChildRank(4, 3, id, peerTimeoutMs);
              LocalRanks local = new LocalRanks(3, 4, id, config)) {
@@ -72,11 +74,12 @@ class FaultTest {
         }
     }
 
-    @Test
-    void aFrozenRankIsDetectedByHeartbeatsWithinThePeerTimeout() throws Exception {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void aFrozenRankIsDetectedByHeartbeatsWithinThePeerTimeout(DataPath path) throws Exception {
         long peerTimeoutMs = 1_500;
         UniqueId id = UniqueId.create(Duration.ofSeconds(60));
-        CommConfig config = CommConfig.builder().timeout(Duration.ofSeconds(60))
+        CommConfig config = CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(60))
                 .peerTimeout(Duration.ofMillis(peerTimeoutMs)).build();
         try (ChildRank child = new ChildRank(3, 2, id, peerTimeoutMs);
              LocalRanks local = new LocalRanks(2, 3, id, config)) {
@@ -103,9 +106,10 @@ class FaultTest {
         }
     }
 
-    @Test
-    void abortReturnsWhileACollectiveIsStuckAndTheOtherRanksLearnWhy() {
-        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().timeout(Duration.ofSeconds(60))
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void abortReturnsWhileACollectiveIsStuckAndTheOtherRanksLearnWhy(DataPath path) {
+        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(60))
                 .peerTimeout(Duration.ofSeconds(2)).build())) {
             MemorySegment buf = Arena.ofAuto().allocate(1 << 20);
             Completion stuck0 = local.comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
@@ -126,9 +130,10 @@ class FaultTest {
         }
     }
 
-    @Test
-    void anOperationThatMakesNoProgressTimesOutNamingTheRankItWaitsFor() {
-        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().timeout(Duration.ofSeconds(1)).build())) {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void anOperationThatMakesNoProgressTimesOutNamingTheRankItWaitsFor(DataPath path) {
+        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(1)).build())) {
             MemorySegment buf = Arena.ofAuto().allocate(1 << 20);
             Completion a = local.comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
             Completion b = local.comms[1].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
@@ -144,10 +149,11 @@ class FaultTest {
         }
     }
 
-    @Test
-    void initFailsWithinTheTimeoutNamingTheRanksThatNeverJoined() {
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void initFailsWithinTheTimeoutNamingTheRanksThatNeverJoined(DataPath path) {
         UniqueId id = UniqueId.create(Duration.ofMillis(1500));
-        CommConfig config = CommConfig.builder().timeout(Duration.ofSeconds(20)).build();
+        CommConfig config = CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(20)).build();
         long t0 = System.nanoTime();
         JcclException e = assertThrows(JcclException.class, () -> new LocalRanks(2, 3, id, config));
         long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);

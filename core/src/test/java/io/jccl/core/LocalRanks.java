@@ -36,13 +36,18 @@ final class LocalRanks implements AutoCloseable {
      * join from elsewhere (child processes) with the same id.
      */
     LocalRanks(int local, int nranks, UniqueId id, CommConfig config) {
+        this(local, nranks, id, rank -> config);
+    }
+
+    /** As above, each rank with its own settings. */
+    LocalRanks(int local, int nranks, UniqueId id, java.util.function.IntFunction<CommConfig> configs) {
         this.n = local;
         this.threads = Executors.newFixedThreadPool(local, r -> {
             Thread t = new Thread(r, "test-rank");
             t.setDaemon(true);
             return t;
         });
-        List<Communicator> made = run(rank -> Communicator.init(nranks, id, rank, config));
+        List<Communicator> made = run(rank -> Communicator.init(nranks, id, rank, configs.apply(rank)));
         this.comms = made.toArray(new Communicator[0]);
     }
 

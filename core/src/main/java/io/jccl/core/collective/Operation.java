@@ -31,6 +31,14 @@ public final class Operation implements Completion {
     private volatile int state = RUNNING;
     private volatile JcclException error;
     private volatile Thread waiter;
+    private volatile Helper helper;
+
+    /** Runs the proxy's duty cycle on the waiting thread (the proxy's {@code help}). */
+    @FunctionalInterface
+    public interface Helper {
+        /** @return whether the operation ended before {@code deadlineNanos} (a {@link System#nanoTime()} value) */
+        boolean help(Operation op, long deadlineNanos);
+    }
 
     /**
      * @param name  for messages
@@ -59,6 +67,11 @@ public final class Operation implements Completion {
     public void markSubmitted(long sequenceNumber) {
         this.sequence = sequenceNumber;
         this.submitted = true;
+    }
+
+    /** The proxy it was submitted to, which a waiting caller may help. */
+    public void setHelper(Helper proxyHelper) {
+        this.helper = proxyHelper;
     }
 
     /** @return its place in the communicator's order of operations, from 1 */
@@ -185,6 +198,10 @@ public final class Operation implements Completion {
                     + "before waiting for its operations");
         }
         long start = System.nanoTime();
+        Helper h = helper;
+        if (h != null && state == RUNNING) {
+            h.help(this, start + timeoutNanos);
+        }
         for (int spins = 0; state == RUNNING && spins < SPINS; spins++) {
             Thread.onSpinWait();
         }

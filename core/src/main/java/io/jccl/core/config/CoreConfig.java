@@ -46,6 +46,21 @@ public final class CoreConfig {
             description = "Slot size of the connections that send, recv and all-to-all use; each holds 8 slots.")
     public static final String NCCL_P2P_NET_CHUNKSIZE = "NCCL_P2P_NET_CHUNKSIZE";
 
+    // ---- Shared memory between ranks of one host
+
+    @EnvVar(defaultValue = "0",
+            description = "1: ranks of the same host connect through the network transport like any other; 0 "
+                    + "(default): through shared memory in /dev/shm, as NCCL's SHM transport. Rank 0's value holds "
+                    + "for every rank.")
+    public static final String NCCL_SHM_DISABLE = "NCCL_SHM_DISABLE";
+
+    @EnvVar(defaultValue = "",
+            description = "Identity of this rank's host, as in NCCL: ranks with the same value use shared memory "
+                    + "with each other. Unset: the host name and the kernel's boot id. Give ranks different values "
+                    + "to make them talk through the network on one machine (or from containers that do not share "
+                    + "/dev/shm).")
+    public static final String NCCL_HOSTID = "NCCL_HOSTID";
+
     // ---- Failure bounds
 
     @EnvVar(defaultValue = "600000",
@@ -67,6 +82,12 @@ public final class CoreConfig {
                     + "spin, yield, or backoff (spin briefly, yield, and only after a long wait park for up to 100 us). "
                     + "With nothing in flight it parks until an operation arrives.")
     public static final String JCCL_PROXY_IDLE = "JCCL_PROXY_IDLE";
+
+    @EnvVar(defaultValue = "1",
+            description = "1: a thread that waits for an operation (a blocking call, or await on its completion) runs "
+                    + "the proxy's duty cycle itself while the proxy thread parks, so that each rank keeps one busy "
+                    + "thread and no step waits for a thread switch. 0: only the proxy thread progresses operations.")
+    public static final String JCCL_CALLER_PROGRESS = "JCCL_CALLER_PROGRESS";
 
     // ---- Launchers (Communicator.initFromEnvironment)
 

@@ -1,27 +1,26 @@
 package io.jccl.core.transport;
 
 import io.jccl.core.config.CoreConfig;
-import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
-import io.jccl.spi.NetPlugin;
-import io.jccl.spi.NetRequest;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * One direction of a connection to one peer: a registered buffer of {@link #STEPS} slots and the
- * counters that hand them between the kernel (which fills or drains slots) and the proxy (which
- * moves them through the plugin). Slot {@code k} of the stream of steps is {@code slots[k % STEPS]}.
+ * One direction of a connection to one peer: a buffer of {@link #STEPS} slots and the counters
+ * that hand them between the kernel (which fills or drains slots) and the transport. Slot
+ * {@code k} of the stream of steps is {@code slots[k % STEPS]}. Two transports move slots (NCCL
+ * has the same two for host memory): the network plugin ({@code Net*Connection}, the proxy posts
+ * and tests requests) and shared memory between ranks of one host ({@code Shm*Connection}, the
+ * slots are the peer's memory and the counters live beside them).
  *
- * <p>The proxy thread owns the counters: the host kernel runs on the same thread. Nothing here
- * allocates per message.
+ * <p>Whoever runs the proxy's duty cycle owns the local counters: the host kernel runs on the
+ * same thread. Nothing here allocates per message.
  */
 public abstract sealed class Connection permits SendConnection, RecvConnection {
     /** {@code NCCL_STEPS}. */
     public static final int STEPS = CoreConfig.NCCL_STEPS;
     static final int MASK = STEPS - 1;
 
-    final NetPlugin net;
     /** The peer's rank. */
     public final int peer;
     /** For messages, e.g. {@code channel 0 send to rank 1}. */
@@ -29,12 +28,8 @@ public abstract sealed class Connection permits SendConnection, RecvConnection {
     final MemorySegment buffer;
     final int slotBytes;
     final MemorySegment[] slots = new MemorySegment[STEPS];
-    final NetRequest[] requests = new NetRequest[STEPS];
-    final int[] testSizes = new int[8];
-    MemoryHandle memoryHandle;
 
-    Connection(NetPlugin net, int peer, String name, MemorySegment buffer, int slotBytes) {
-        this.net = net;
+    Connection(int peer, String name, MemorySegment buffer, int slotBytes) {
         this.peer = peer;
         this.name = name;
         this.buffer = buffer;
@@ -48,6 +43,9 @@ public abstract sealed class Connection permits SendConnection, RecvConnection {
     public int slotBytes() {
         return slotBytes;
     }
+
+    /** @return {@code "net"} or {@code "shm"}, for logs */
+    public abstract String transport();
 
     /**
      * Moves what can move now: posts and tests requests. Proxy thread; never blocks.
@@ -63,10 +61,7 @@ public abstract sealed class Connection permits SendConnection, RecvConnection {
     /** @return what the connection waits for, for a timeout message */
     public abstract String waitingFor();
 
-    /** @return the plugin's comm */
-    abstract io.jccl.spi.NetComm comm();
-
-    /** Releases the registration and the plugin's comm. Call once the proxy no longer runs it. */
+    /** Releases what the transport holds. Call once the proxy no longer runs it. */
     abstract void closeComm() throws NetException;
 
     /** Releases the connection, keeping the first failure. */

@@ -16,13 +16,18 @@ import io.jccl.spi.SendComm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Makes connections as NCCL's {@code net.cc} does (spec 9.5): the receiving side listens and
+ * Makes connections. Through shared memory with a rank of the same host (NCCL's SHM transport):
+ * the receiving side creates the buffer and names it to the sender through the bootstrap, and the
+ * sender maps it. Through the network as NCCL's {@code net.cc} does (spec 9.5): the receiving side listens and
  * sends its 128-byte handle to the sender through the bootstrap; the sender connects with it;
  * both retry {@code connect} / {@code accept} without blocking until the plugin returns a comm;
  * each side then registers its slot buffer. Every handle goes out before any is awaited, so ranks
@@ -42,8 +47,9 @@ public final class ConnectionSetup {
      * @param slotBytes bytes per slot
      * @param tag       bootstrap tag of the handle message; the two ends use the same
      * @param name      for messages, e.g. {@code channel 0 send to rank 1}
+     * @param shm       {@code true} to connect through shared memory (the peer is on this host), else the network
      */
-    public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name) {
+    public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm) {
     }
 
     /**
@@ -60,11 +66,16 @@ public final class ConnectionSetup {
         NetHandle[] peerHandles = new NetHandle[n];
         SendComm[] sends = new SendComm[n];
         RecvComm[] recvs = new RecvComm[n];
+        Connection[] result = new Connection[n];
         List<Connection> made = new ArrayList<>();
         boolean ok = false;
         try {
+            connectShared(requests, result, made, bootstrap, arena, log);
             for (int i = 0; i < n; i++) {
                 Request r = requests.get(i);
+                if (r.shm()) {
+                    continue;
+                }
                 checkDevice(net, r);
                 if (!r.send()) {
                     NetHandle h = NetHandle.allocate();
@@ -74,7 +85,7 @@ public final class ConnectionSetup {
             }
             for (int i = 0; i < n; i++) {
                 Request r = requests.get(i);
-                if (r.send()) {
+                if (r.send() && !r.shm()) {
                     peerHandles[i] = NetHandle.fromBytes(bootstrap.receive(r.peer(), r.tag()));
                 }
             }
@@ -85,6 +96,9 @@ public final class ConnectionSetup {
                 pending = 0;
                 for (int i = 0; i < n; i++) {
                     Request r = requests.get(i);
+                    if (r.shm()) {
+                        continue;
+                    }
                     if (r.send() && sends[i] == null) {
                         sends[i] = net.connect(r.device(), peerHandles[i]);
                         pending += sends[i] == null ? 1 : 0;
@@ -113,19 +127,29 @@ public final class ConnectionSetup {
             }
             for (int i = 0; i < n; i++) {
                 Request r = requests.get(i);
+                if (r.shm()) {
+                    continue;
+                }
                 MemorySegment buffer = arena.allocate((long) Connection.STEPS * r.slotBytes(), 4096);
-                Connection c = r.send()
-                        ? new SendConnection(net, sends[i], bootstrap.rank(), r.peer(), r.name(), buffer, r.slotBytes())
-                        : new RecvConnection(net, recvs[i], r.peer(), r.name(), buffer, r.slotBytes());
-                sends[i] = null;
-                recvs[i] = null;
-                made.add(c);
-                c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                if (r.send()) {
+                    NetSendConnection c = new NetSendConnection(net, sends[i], bootstrap.rank(), r.peer(), r.name(),
+                            buffer, r.slotBytes());
+                    sends[i] = null;
+                    made.add(c);
+                    result[i] = c;
+                    c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                } else {
+                    NetRecvConnection c = new NetRecvConnection(net, recvs[i], r.peer(), r.name(), buffer, r.slotBytes());
+                    recvs[i] = null;
+                    made.add(c);
+                    result[i] = c;
+                    c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                }
                 log.info(LogSubsystem.INIT | LogSubsystem.NET, "Connected %s via %s/%d (%d x %d B slots)", r.name(),
                         net.name(), r.device(), Connection.STEPS, r.slotBytes());
             }
             ok = true;
-            return made;
+            return List.of(result);
         } catch (NetException e) {
             throw new JcclException(e.result() == NetResult.REMOTE_ERROR ? NetResult.REMOTE_ERROR : NetResult.SYSTEM_ERROR,
                     JcclException.NO_RANK, "connection set-up through " + net.name() + " failed: " + e.getMessage(), e);
@@ -137,6 +161,55 @@ public final class ConnectionSetup {
                 closeAll(net, listens, sends, recvs);
             }
         }
+    }
+
+    /**
+     * The shared-memory requests: every receiving side creates its buffer and names it to the
+     * sender before any sending side waits for a name, so that ranks cannot deadlock.
+     */
+    private static void connectShared(List<Request> requests, Connection[] result, List<Connection> made,
+                                      Bootstrap bootstrap, Arena arena, NetLogger log) {
+        for (int i = 0; i < requests.size(); i++) {
+            Request r = requests.get(i);
+            if (r.shm() && !r.send()) {
+                ShmBuffer.Created b = ShmBuffer.create(arena, r.slotBytes(), r.name());
+                ShmRecvConnection c = new ShmRecvConnection(r.peer(), r.name(), b.mapped(), r.slotBytes(), b.path());
+                made.add(c);
+                result[i] = c;
+                bootstrap.send(r.peer(), r.tag(), encodeShmName(b.path(), b.cookie()));
+            }
+        }
+        for (int i = 0; i < requests.size(); i++) {
+            Request r = requests.get(i);
+            if (r.shm() && r.send()) {
+                byte[] name = bootstrap.receive(r.peer(), r.tag());
+                ByteBuffer in = ByteBuffer.wrap(name);
+                if (name.length < 12 || in.getInt() != SHM_NAME_MAGIC) {
+                    throw new JcclException(NetResult.INTERNAL_ERROR, r.peer(), r.name() + ": rank " + r.peer()
+                            + " did not answer with a shared-memory buffer: do all ranks agree on NCCL_SHM_DISABLE "
+                            + "and NCCL_HOSTID?", null);
+                }
+                long cookie = in.getLong();
+                Path path = Path.of(StandardCharsets.UTF_8.decode(in).toString());
+                MemorySegment mapped = ShmBuffer.open(arena, path, cookie, r.slotBytes(), r.peer(), r.name());
+                ShmSendConnection c = new ShmSendConnection(r.peer(), r.name(), mapped, r.slotBytes());
+                made.add(c);
+                result[i] = c;
+            }
+        }
+        for (Request r : requests) {
+            if (r.shm()) {
+                log.info(LogSubsystem.INIT, "Connected %s via SHM (%d x %d B slots)", r.name(), Connection.STEPS,
+                        r.slotBytes());
+            }
+        }
+    }
+
+    private static final int SHM_NAME_MAGIC = 0x53484d31; // "SHM1"
+
+    private static byte[] encodeShmName(Path path, long cookie) {
+        byte[] p = path.toString().getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(12 + p.length).putInt(SHM_NAME_MAGIC).putLong(cookie).put(p).array();
     }
 
     private static void checkDevice(NetPlugin net, Request r) throws NetException {
@@ -153,7 +226,7 @@ public final class ConnectionSetup {
 
     private static int firstPendingPeer(List<Request> requests, SendComm[] sends, RecvComm[] recvs) {
         for (int i = 0; i < requests.size(); i++) {
-            if (requests.get(i).send() ? sends[i] == null : recvs[i] == null) {
+            if (!requests.get(i).shm() && (requests.get(i).send() ? sends[i] == null : recvs[i] == null)) {
                 return requests.get(i).peer();
             }
         }
@@ -164,7 +237,7 @@ public final class ConnectionSetup {
         StringBuilder b = new StringBuilder();
         for (int i = 0; i < requests.size(); i++) {
             Request r = requests.get(i);
-            if (r.send() ? sends[i] == null : recvs[i] == null) {
+            if (!r.shm() && (r.send() ? sends[i] == null : recvs[i] == null)) {
                 b.append(b.isEmpty() ? "" : "; ").append(r.name()).append(r.send() ? " not connected" : " not accepted");
             }
         }

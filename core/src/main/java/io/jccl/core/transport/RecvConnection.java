@@ -1,117 +1,30 @@
 package io.jccl.core.transport;
 
-import io.jccl.spi.MemoryHandle;
-import io.jccl.spi.NetException;
-import io.jccl.spi.NetPlugin;
-import io.jccl.spi.NetRequest;
-import io.jccl.spi.RecvComm;
-
 import java.lang.foreign.MemorySegment;
 
 /**
- * The receiving direction. Operations announce how many steps they will receive
- * ({@link #expect}); the proxy posts irecvs ahead into free slots ({@code posted}), up to
- * {@code NCCL_STEPS} deep, and tests the oldest ({@code received}); the kernel reads completed
- * slots and {@link #consume}s them ({@code consumed}).
+ * The receiving direction, as the kernel sees it: operations announce how many messages they
+ * will take ({@link #expect}); while {@link #hasData()}, the kernel reads {@link #dataSlot()} and
+ * then {@link #consume}s it, which lets the transport fill that slot again.
  */
-public final class RecvConnection extends Connection {
-    private final RecvComm comm;
-    private final int[] sizes = new int[STEPS];
-    private final MemorySegment[] irecvData = new MemorySegment[1];
-    private final int[] irecvTags = new int[1];
-    private final MemoryHandle[] irecvHandles = new MemoryHandle[1];
-    private long expected;
-    private long posted;
-    private long received;
-    private long consumed;
+public abstract sealed class RecvConnection extends Connection permits NetRecvConnection, ShmRecvConnection {
 
-    RecvConnection(NetPlugin net, RecvComm comm, int peer, String name, MemorySegment buffer, int slotBytes) {
-        super(net, peer, name, buffer, slotBytes);
-        this.comm = comm;
-        irecvTags[0] = peer;
+    RecvConnection(int peer, String name, MemorySegment buffer, int slotBytes) {
+        super(peer, name, buffer, slotBytes);
     }
 
     /** Announces {@code steps} more messages that queued operations will consume. Proxy thread. */
-    public void expect(long steps) {
-        expected += steps;
-    }
+    public abstract void expect(long steps);
 
     /** @return whether a received slot waits for the kernel */
-    public boolean hasData() {
-        return received > consumed;
-    }
+    public abstract boolean hasData();
 
     /** @return the oldest received slot; valid while {@link #hasData()} */
-    public MemorySegment dataSlot() {
-        return slots[(int) (consumed & MASK)];
-    }
+    public abstract MemorySegment dataSlot();
 
     /** @return bytes received in {@link #dataSlot()} */
-    public int dataSize() {
-        return sizes[(int) (consumed & MASK)];
-    }
+    public abstract int dataSize();
 
-    /** The kernel is done with {@link #dataSlot()}: the proxy may receive into it again. */
-    public void consume() {
-        consumed++;
-    }
-
-    @Override
-    public int progress() throws NetException {
-        int work = 0;
-        if (irecvHandles[0] == null) {
-            irecvHandles[0] = memoryHandle;
-        }
-        while (posted < expected && posted - consumed < STEPS) {
-            int s = (int) (posted & MASK);
-            irecvData[0] = slots[s];
-            NetRequest r = net.irecv(comm, 1, irecvData, irecvTags, irecvHandles);
-            if (r == null) {
-                break;
-            }
-            requests[s] = r;
-            posted++;
-            work++;
-        }
-        while (received < posted) {
-            int s = (int) (received & MASK);
-            if (!net.test(requests[s], testSizes)) {
-                break;
-            }
-            sizes[s] = testSizes[0];
-            requests[s] = null;
-            received++;
-            work++;
-        }
-        return work;
-    }
-
-    @Override
-    io.jccl.spi.NetComm comm() {
-        return comm;
-    }
-
-    @Override
-    public boolean drained() {
-        return posted == received;
-    }
-
-    @Override
-    public String waitingFor() {
-        if (received < posted) {
-            return "data from rank " + peer + " (" + (posted - received) + " receives posted on " + name + ")";
-        }
-        return "nothing on " + name;
-    }
-
-    @Override
-    void closeComm() throws NetException {
-        try {
-            if (memoryHandle != null) {
-                net.deregMr(comm, memoryHandle);
-            }
-        } finally {
-            net.closeRecv(comm);
-        }
-    }
+    /** The kernel is done with {@link #dataSlot()}: the transport may fill it again. */
+    public abstract void consume();
 }

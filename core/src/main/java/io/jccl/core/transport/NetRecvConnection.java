@@ -1,0 +1,133 @@
+package io.jccl.core.transport;
+
+import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.NetRequest;
+import io.jccl.spi.RecvComm;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * The receiving direction. Operations announce how many steps they will receive
+ * ({@link #expect}); the proxy posts irecvs ahead into free slots ({@code posted}), up to
+ * {@code NCCL_STEPS} deep, and tests the oldest ({@code received}); the kernel reads completed
+ * slots and {@link #consume}s them ({@code consumed}).
+ */
+public final class NetRecvConnection extends RecvConnection {
+    private final NetPlugin net;
+    private final RecvComm comm;
+    private final NetRequest[] requests = new NetRequest[STEPS];
+    private final int[] testSizes = new int[8];
+    /** The plugin's registration of the slot buffer. */
+    MemoryHandle memoryHandle;
+    private final int[] sizes = new int[STEPS];
+    private final MemorySegment[] irecvData = new MemorySegment[1];
+    private final int[] irecvTags = new int[1];
+    private final MemoryHandle[] irecvHandles = new MemoryHandle[1];
+    private long expected;
+    private long posted;
+    private long received;
+    private long consumed;
+
+    NetRecvConnection(NetPlugin net, RecvComm comm, int peer, String name, MemorySegment buffer, int slotBytes) {
+        super(peer, name, buffer, slotBytes);
+        this.net = net;
+        this.comm = comm;
+        irecvTags[0] = peer;
+    }
+
+    /** Announces {@code steps} more messages that queued operations will consume. Proxy thread. */
+    @Override
+    public void expect(long steps) {
+        expected += steps;
+    }
+
+    /** @return whether a received slot waits for the kernel */
+    @Override
+    public boolean hasData() {
+        return received > consumed;
+    }
+
+    /** @return the oldest received slot; valid while {@link #hasData()} */
+    @Override
+    public MemorySegment dataSlot() {
+        return slots[(int) (consumed & MASK)];
+    }
+
+    /** @return bytes received in {@link #dataSlot()} */
+    @Override
+    public int dataSize() {
+        return sizes[(int) (consumed & MASK)];
+    }
+
+    /** The kernel is done with {@link #dataSlot()}: the proxy may receive into it again. */
+    @Override
+    public void consume() {
+        consumed++;
+    }
+
+    @Override
+    public int progress() throws NetException {
+        int work = 0;
+        if (irecvHandles[0] == null) {
+            irecvHandles[0] = memoryHandle;
+        }
+        while (posted < expected && posted - consumed < STEPS) {
+            int s = (int) (posted & MASK);
+            irecvData[0] = slots[s];
+            NetRequest r = net.irecv(comm, 1, irecvData, irecvTags, irecvHandles);
+            if (r == null) {
+                break;
+            }
+            requests[s] = r;
+            posted++;
+            work++;
+        }
+        while (received < posted) {
+            int s = (int) (received & MASK);
+            if (!net.test(requests[s], testSizes)) {
+                break;
+            }
+            sizes[s] = testSizes[0];
+            requests[s] = null;
+            received++;
+            work++;
+        }
+        return work;
+    }
+
+    /** @return the plugin's comm */
+    io.jccl.spi.NetComm comm() {
+        return comm;
+    }
+
+    @Override
+    public String transport() {
+        return "net";
+    }
+
+    @Override
+    public boolean drained() {
+        return posted == received;
+    }
+
+    @Override
+    public String waitingFor() {
+        if (received < posted) {
+            return "data from rank " + peer + " (" + (posted - received) + " receives posted on " + name + ")";
+        }
+        return "nothing on " + name;
+    }
+
+    @Override
+    void closeComm() throws NetException {
+        try {
+            if (memoryHandle != null) {
+                net.deregMr(comm, memoryHandle);
+            }
+        } finally {
+            net.closeRecv(comm);
+        }
+    }
+}
