@@ -73,6 +73,7 @@ final class CollectivePerf {
     static final int WARM_UP_ROUND = 200;
     static final long WARM_UP_MAX_NANOS = 10_000_000_000L;
     static final long WARM_UP_BYTES = 256 << 10;
+    static final int WARM_UP_BURST = 20;
     private int warmUpCalls;
 
     /** @return the number of checks that found wrong elements, the same on every rank */
@@ -114,14 +115,13 @@ final class CollectivePerf {
         int calls = WARM_UP_CALLS;
         while (true) {
             long compiledBefore = watchJit ? jit.getTotalCompilationTime() : 0;
-            Completion last = null;
-            for (int i = 0; i < calls; i++, warmUpCalls++) {
-                last = issue(warmUpCalls % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), warmUpCalls % 4 < 2);
-                if (i % 20 == 19) {
-                    last.await();
-                }
+            // The timed loop's own shape (calls back to back, then a wait for the last), so that
+            // the JIT compiles the path the table measures, out-of-place and in-place, both sizes.
+            for (int done = 0; done < calls; done += WARM_UP_BURST) {
+                int k = warmUpCalls / WARM_UP_BURST;
+                issueBackToBack(k % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), k % 4 < 2, WARM_UP_BURST);
+                warmUpCalls += WARM_UP_BURST;
             }
-            last.await();
             boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore
                     && System.nanoTime() - deadline < 0;
             // Every rank must make the same calls: go on while any rank still compiles.
@@ -171,12 +171,7 @@ final class CollectivePerf {
         barrier();
         for (long size = o.minBytes(); size <= o.maxBytes(); size *= 2) {
             PerfCollective.Counts c = o.collective().counts(size, type.size(), n);
-            for (int i = 0; i < o.warmup(); i++) {
-                issue(c, type, op, root, false);
-            }
-            if (o.warmup() > 0) {
-                issue(c, type, op, root, false).await();
-            }
+            issueBackToBack(c, type, op, root, false, o.warmup());
             if (size == 0) {
                 break;
             }
@@ -205,13 +200,7 @@ final class CollectivePerf {
         issue(c, type, op, root, inPlace).await();
         barrier();
         long t0 = System.nanoTime();
-        Completion last = null;
-        for (int i = 0; i < o.iters(); i++) {
-            last = issue(c, type, op, root, inPlace);
-        }
-        if (last != null) {
-            last.await();
-        }
+        issueBackToBack(c, type, op, root, inPlace, o.iters());
         double seconds = (System.nanoTime() - t0) / 1e9 / Math.max(1, o.iters());
         seconds = sum(seconds) / n;
         double algBw = o.collective().algBw(c.param(), type.size(), seconds, n);
@@ -235,6 +224,18 @@ final class CollectivePerf {
         busBwSum += busBw;
         busBwCount++;
         return PerfTable.body(seconds * 1e6, algBw, busBw, wrong);
+    }
+
+    /** nccl-tests' timed loop: {@code iters} calls issued back to back, then a wait for the last. */
+    private void issueBackToBack(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace,
+                                 int iters) {
+        Completion last = null;
+        for (int i = 0; i < iters; i++) {
+            last = issue(c, type, op, root, inPlace);
+        }
+        if (last != null) {
+            last.await();
+        }
     }
 
     /** Fills this rank's input and expected output. @return the elements to compare */
