@@ -26,6 +26,9 @@ mpi() { # np bytes iters column [mpirun options...]
       -n "$iters" -w "$warmup" | awk -v col="$col" '$1 ~ /^[0-9]+$/ { print (col == "time" ? $3 : $5) }'
 }
 best() { sort -g | { [ "$1" = min ] && head -1 || tail -1; }; }
+ratio() { # jccl mpi -> JCCL relative to MPI ($col: time or busbw), above 1 when JCCL is better
+  if [ "$col" = time ]; then awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", m/j}'; else awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", j/m}'; fi
+}
 
 printf '# load average before: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf '# %-5s %-22s %12s %12s %12s %12s %9s %9s\n' ranks metric "JCCL (shm)" "MPI (shm)" "JCCL (tcp)" "MPI (tcp)" \
@@ -50,9 +53,6 @@ for np in 2 4; do
     jb=$(printf '%s\n' "${j[@]}" | best $pick); sb=$(printf '%s\n' "${s[@]}" | best $pick)
     kb=$(printf '%s\n' "${k[@]}" | best $pick); tb=$(printf '%s\n' "${t[@]}" | best $pick)
     unit=$([ "$col" = time ] && echo us || echo GB/s)
-    ratio() { # jccl mpi -> JCCL relative to MPI, above 1 when JCCL is better
-      if [ "$col" = time ]; then awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", m/j}'; else awk -v j="$1" -v m="$2" 'BEGIN{printf "%.2fx", j/m}'; fi
-    }
     printf '  %-5s %-22s %12s %12s %12s %12s %9s %9s\n' "$np" "$metric ($unit)" "$jb" "$sb" "$kb" "$tb" \
       "$(ratio "$jb" "$sb")" "$(ratio "$kb" "$tb")"
   done

@@ -11,6 +11,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -70,7 +71,7 @@ class SharedMemoryTest {
             }
             return bad;
         });
-        assertEquals(List.of(0L, 0L, 0L).subList(0, n), wrong);
+        assertEquals(Collections.nCopies(n, 0L), wrong);
     }
 
     private static List<Path> leftovers() throws IOException {

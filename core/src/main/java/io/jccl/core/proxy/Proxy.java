@@ -31,6 +31,9 @@ import java.util.function.IntFunction;
  * An idle pass with work in flight goes to the {@link IdleStrategy}; with nothing in flight the
  * thread parks until an operation arrives. Plugin failures fail the communicator, naming the peer
  * of the connection that failed.
+ *
+ * <p>One thread at a time runs passes (it holds {@link #driver}): the proxy thread, or a caller
+ * waiting for its operation ({@link #help}), while the proxy thread parks.
  */
 public final class Proxy {
     /** Told when the proxy fails the communicator. */
@@ -43,7 +46,7 @@ public final class Proxy {
     @FunctionalInterface
     public interface TimeoutDiagnosis {
         /**
-         * Proxy thread; may block briefly (bounded), the communicator is failing anyway.
+         * The thread running the duty cycle; may block briefly (bounded), the communicator is failing anyway.
          *
          * @param op           the stuck operation
          * @param blockingPeer the rank this rank's first blocked task waits for, or -1
