@@ -11,6 +11,14 @@
 
 #include "jccl_shim.h"
 
+/*
+ * v11+ init hands NCCL a context, and NCCL 2.28/2.29's ncclNetFinalize calls
+ * `if (comm->collNetContext) comm->ncclCollNet->finalize(...)` at every communicator's destroy.
+ * But NCCL sets comm->ncclCollNet only when the CollNet reported devices, so a context handed out
+ * by a CollNet with 0 devices (no JCCL_SHIM_COLLNET, the usual case) is finalized through a NULL
+ * table: SIGSEGV at address 0x90, finalize's offset in ncclCollNet_v11_t, inside ncclCommDestroy.
+ * So a CollNet without devices finalizes its own context and leaves none.
+ */
 static ncclResult_t init_common(int version, void** ctx, uint64_t commId, ncclDebugLogger_t log) {
     jccl_set_logger(log);
     char what[32];
@@ -19,7 +27,16 @@ static ncclResult_t init_common(int version, void** ctx, uint64_t commId, ncclDe
     if (r != ncclSuccess) {
         return r;
     }
-    return jccl_collnet.init(J(ctx), (int64_t) commId, version);
+    r = jccl_collnet.init(J(ctx), (int64_t) commId, version);
+    if (r != ncclSuccess || ctx == NULL || *ctx == NULL) {
+        return r;
+    }
+    int ndev = 0;
+    if (jccl_collnet.devices(J(&ndev)) != ncclSuccess || ndev <= 0) {
+        jccl_collnet.finalize(J(*ctx));
+        *ctx = NULL;
+    }
+    return ncclSuccess;
 }
 
 static ncclResult_t init_v6(ncclDebugLogger_t log) {

@@ -3,8 +3,9 @@
  * ncclNetPlugin_vN first) and drives it from C, so the shim's JVM start path, its version
  * adapters and its per-call cost can be checked without a GPU. Speaks v6, v11 and v12.
  *
- *   jccl-shim-driver LIBRARY exchange   init twice, connect a loopback pair, move 0 B..4 MiB and a
- *                                       grouped receive with checked contents, close, finalize
+ *   jccl-shim-driver LIBRARY exchange   init twice (net and, from v11, CollNet, as NCCL 2.28 does), connect
+ *                                       a loopback pair, move 0 B..4 MiB and a grouped receive with
+ *                                       checked contents, close, finalize as ncclCommDestroy does
  *   jccl-shim-driver LIBRARY bench N    ns per test() of a pending receive and per iflush() of host
  *                                       memory (no work for the transport: the bridge alone), best
  *                                       of 5 rounds of N calls; ns per 8-byte isend/irecv/test
@@ -19,6 +20,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@
 static int version;
 static ncclNet_v6_t* v6;
 static ncclNet_v11_t* v11; /* v12 has the same function table; only getProperties' struct differs */
+static ncclCollNet_v11_t* collnet11; /* ncclCollNetPlugin_v11 or _v12, looked up beside a v11+ net */
 
 static void logger(int level, unsigned long flags, const char* file, int line, const char* fmt, ...) {
     (void) flags;
@@ -382,7 +385,51 @@ static int find_table(void* lib) {
     if (version == 0) {
         printf("FAILED no ncclNetPlugin_vN symbol\n");
     }
+    collnet11 = NULL;
+    if (version >= 11) {
+        collnet11 = dlsym(lib, version == 12 ? "ncclCollNetPlugin_v12" : "ncclCollNetPlugin_v11");
+    }
     return version;
+}
+
+/*
+ * The CollNet half of a communicator's life as NCCL 2.28/2.29 live it (src/plugin/net.cc):
+ * at init, ncclCollNet->init(&comm->collNetContext, ...) then devices(); CollNet is enabled, and
+ * comm->ncclCollNet set, only with at least one device. At destroy, ncclNetFinalize calls
+ * comm->ncclCollNet->finalize(comm->collNetContext) whenever that context is not NULL, through
+ * comm->ncclCollNet even when it is NULL. A CollNet that hands out a context but reports no
+ * devices therefore crashes NCCL (SIGSEGV at 0x90, finalize's offset in the table).
+ */
+typedef struct {
+    void* ctx;
+    ncclCollNet_v11_t* table; /* comm->ncclCollNet: NULL unless enabled */
+} collnet_life;
+
+static collnet_life collnet_init(uint64_t commId) {
+    collnet_life life = {NULL, NULL};
+    if (collnet11 == NULL) {
+        return life;
+    }
+    int ndev = 0;
+    if (collnet11->init(&life.ctx, commId, logger) == ncclSuccess && collnet11->devices(&ndev) == ncclSuccess
+        && ndev > 0) {
+        life.table = collnet11;
+    }
+    printf("collnet %s, context %s\n", life.table ? "enabled" : "disabled", life.ctx ? "set" : "NULL");
+    return life;
+}
+
+static void collnet_finalize(collnet_life* life) {
+    if (life->ctx == NULL) {
+        return;
+    }
+    if (life->table == NULL) {
+        printf("FAILED the CollNet reported no devices but left a context: NCCL 2.28 finalizes it through a NULL "
+               "ncclCollNet table at ncclCommDestroy (SIGSEGV at address 0x%zx)\n",
+               offsetof(ncclCollNet_v11_t, finalize));
+        exit(1);
+    }
+    CHECK(life->table->finalize(life->ctx));
 }
 
 /* One communicator's life, as NCCL 2.28+ lives it: init (twice, v11+), transfers or the benchmark, finalize. */
@@ -390,12 +437,15 @@ static void session(const char* mode, long benchIterations) {
     pair p = {0};
     CHECK(p_init(&p.ctx, 1));
     void* second = NULL;
+    collnet_life firstCollNet = collnet_init(1);
+    collnet_life secondCollNet = {NULL, NULL};
     if (!v6) {
         CHECK(p_init(&second, 2)); /* NCCL 2.28+: init per communicator */
         if (second == NULL || second == p.ctx) {
             printf("FAILED the second init returned context %p (first %p)\n", second, p.ctx);
             exit(1);
         }
+        secondCollNet = collnet_init(2);
     }
     int ndev = 0;
     CHECK(p_devices(&ndev));
@@ -435,7 +485,9 @@ static void session(const char* mode, long benchIterations) {
     CHECK(p_close(p.sc, p.rc, p.lc));
     if (!v6) {
         CHECK(v11->finalize(second));
+        collnet_finalize(&secondCollNet);
         CHECK(v11->finalize(p.ctx));
+        collnet_finalize(&firstCollNet);
     }
     free(src);
     free(dst);

@@ -77,6 +77,18 @@ class ShimProcessTest {
         assertTrue(run.output().contains("transfers ok") && run.output().endsWith("OK\n"), run.output());
     }
 
+    @ParameterizedTest(name = "v{0}")
+    @ValueSource(ints = {11, 12})
+    void aCollNetWithoutDevicesLeavesNoContextForNcclToFinalizeAtDestroy(int maxVersion) throws Exception {
+        // NCCL 2.28's ncclNetFinalize finalizes any non-NULL collNetContext through comm->ncclCollNet,
+        // which stays NULL when the CollNet reported 0 devices: the SIGSEGV at 0x90 that nccl-tests met
+        // in ncclCommDestroy at v11. The driver replays that life cycle for two communicators.
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_MAX_API_VERSION, Integer.toString(maxVersion)), "exchange");
+        assertEquals(0, run.exitCode(), run.output());
+        assertEquals(2, run.output().split("collnet disabled, context NULL", -1).length - 1, run.output());
+        assertTrue(run.output().endsWith("OK\n"), run.output());
+    }
+
     @Test
     void survivesNcclUnloadingItAndReopeningTheDefaultName() throws Exception {
         // NCCL 2.28 and 2.29 dlclose the plugin after the last communicator, forget NCCL_NET_PLUGIN's
