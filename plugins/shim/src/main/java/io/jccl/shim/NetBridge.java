@@ -121,8 +121,17 @@ final class NetBridge {
                 contexts.remove(ctx);
                 // NCCL finalizes a communicator's context after closing its comms; the transport is
                 // released when no communicator is left and no comm is open (a v6-v10 user has none).
-                if (contexts.size() == 0 && comms.size() == 0 && plugin != null) {
-                    plugin.close();
+                if (contexts.size() == 0 && plugin != null) {
+                    // NCCL closes every comm and deregisters every buffer before it finalizes the last
+                    // context: what is still open here leaks with each communicator NCCL destroys.
+                    if (comms.size() == 0 && registrations.size() == 0) {
+                        logger.info(LogSubsystem.INIT | LogSubsystem.NET,
+                                "NET/%s: last communicator finalized, no comm or registration left open", name);
+                        plugin.close();
+                    } else {
+                        logger.warn("NET/%s: last communicator finalized with %d comms and %d registrations still "
+                                + "open (leaked)", name, comms.size(), registrations.size());
+                    }
                 }
             }
             return 0;

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# NVIDIA nccl-tests through JCCL's shim, on a machine with a GPU, real NCCL and Open MPI's mpirun.
+# Two ranks share GPU 0 with different NCCL_HOSTID values, so NCCL connects them through its
+# network plugin: the shim (NCCL_NET=JcclSocket) or NCCL's own Socket, as each configuration says.
+#
+#   run.sh check        all_reduce, all_gather, reduce_scatter, broadcast, sendrecv and alltoall,
+#                       -c 1, at every ncclNet version the shim exports (v6 to v12) that the
+#                       installed NCCL accepts; non-zero exit on any #wrong, crash, hang, version
+#                       mismatch or leak reported at the last communicator's destroy
+#   run.sh bench CONFIG...   all_reduce and sendrecv, 8 B to 512 MiB, for each configuration;
+#                       summarize.py prints the table (best per family, ratios)
+#   run.sh ceilings     loopback TCP with many streams and pinned host<->device copies
+#
+# A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN)
+# or socket (NCCL's own); TxS = NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; @chN =
+# NCCL_MIN_NCHANNELS=N and NCCL_NCHANNELS_PER_NET_PEER=N (collectives and send/recv).
+#
+# Inputs (pack.sh puts them in .device/): JCCL_DEVICE_DIR (default .device) holding jccl/ (jars and
+# libnccl-net.so), nccl-tests-src/, mpi-include/; JAVA_HOME or JCCL_JAVA_HOME (a JDK 22+);
+# OUT (results, default ./nccl-tests-out). Builds nccl-tests under /tmp/jccl-nccl-tests.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+dev=$(cd "${JCCL_DEVICE_DIR:-.device}" && pwd)
+out=${OUT:-$PWD/nccl-tests-out}
+build=/tmp/jccl-nccl-tests
+timeout_s=${JCCL_NCCL_TESTS_TIMEOUT:-180}
+mkdir -p "$out"
+export JCCL_JAVA_HOME=${JCCL_JAVA_HOME:-${JAVA_HOME:-}}
+plugin=$dev/jccl/libnccl-net.so
+[ -f "$plugin" ] || { echo "no $plugin: run pack.sh on the build machine and carry .device" >&2; exit 2; }
+[ -n "$JCCL_JAVA_HOME" ] || { echo "set JAVA_HOME or JCCL_JAVA_HOME to a JDK 22+" >&2; exit 2; }
+
+build_nccl_tests() {
+  [ -x "$build/bin/all_reduce_perf" ] && return 0
+  mkdir -p "$build/mpi/include" "$build/mpi/lib"
+  cp -r "$dev/mpi-include/." "$build/mpi/include/"
+  # Debian's headers with the machine's libmpi: no C++ bindings (not in the runtime library)
+  { echo '#define OMPI_SKIP_MPICXX 1'; cat "$dev/mpi-include/mpi.h"; } > "$build/mpi/include/mpi.h"
+  libmpi=$(ls /usr/lib/x86_64-linux-gnu/libmpi.so.40 /usr/lib/x86_64-linux-gnu/openmpi/lib/libmpi.so.40 2>/dev/null | head -1)
+  [ -n "$libmpi" ] || { echo "no libmpi.so.40 on this machine" >&2; return 1; }
+  ln -sf "$libmpi" "$build/mpi/lib/libmpi.so"
+  cc=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '.')
+  cc=${cc:-90}
+  rm -rf "$build/src" && cp -r "$dev/nccl-tests-src" "$build/src"
+  make -C "$build/src" -j"$(nproc)" MPI=1 MPI_HOME="$build/mpi" NCCL_HOME=/usr CUDA_HOME=/usr/local/cuda \
+    NVCC_GENCODE="-gencode=arch=compute_$cc,code=sm_$cc" BUILDDIR="$build/bin" > "$out/build.log" 2>&1 \
+    || { tail -30 "$out/build.log"; return 1; }
+  echo "built nccl-tests ($(grep -o 'NCCL_TESTS_VERSION[^"]*' -r "$build/src/src" 2>/dev/null | head -1)) for sm_$cc"
+}
+
+# Environment of one configuration, as -x options for mpirun.
+config_env() {
+  local spec=$1 base layout channels extra
+  local -a env=(NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_TESTS_DEVICE=0
+                JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
+  IFS=+ read -r -a parts <<< "$spec"
+  base=${parts[0]}
+  for extra in "${parts[@]:1}"; do env+=("$extra"); done
+  channels=""; [[ $base == *@ch* ]] && { channels=${base#*@ch}; base=${base%@ch*}; }
+  layout=""; [[ $base == *:* ]] && { layout=${base#*:}; base=${base%%:*}; }
+  case $base in
+    jccl) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket) ;;
+    jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
+    socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
+    *) echo "unknown configuration $spec" >&2; return 1 ;;
+  esac
+  [ -n "$layout" ] && env+=(NCCL_SOCKET_NTHREADS=${layout%x*} NCCL_NSOCKS_PERTHREAD=${layout#*x})
+  [ -n "$channels" ] && env+=(NCCL_MIN_NCHANNELS=$channels NCCL_NCHANNELS_PER_NET_PEER=$channels)
+  for e in "${env[@]}"; do printf -- '-x\n%s\n' "$e"; done
+}
+
+# run_one LOG CONFIG BINARY ARGS...: 2 ranks on GPU 0; prints the exit status (124 = hang)
+run_one() {
+  local log=$1 spec=$2 bin=$3; shift 3
+  local -a xs
+  mapfile -t xs < <(config_env "$spec") || return 2
+  local root_flags=(); [ "$(id -u)" = 0 ] && root_flags=(--allow-run-as-root)
+  timeout -k 10 "$timeout_s" mpirun "${root_flags[@]}" --bind-to "${JCCL_MPI_BIND:-none}" -np 2 \
+    "${xs[@]}" \
+    sh -c 'NCCL_HOSTID=jccl-host-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
+  echo $?
+}
+
+check() {
+  build_nccl_tests || exit 1
+  local failures=0 v coll log rc loaded problem accepted_max=0
+  printf '%-8s %-16s %-8s %-10s %s\n' version collective exit oob problem | tee "$out/check.txt"
+  for v in 6 7 8 9 10 11 12; do
+    for coll in all_reduce all_gather reduce_scatter broadcast sendrecv alltoall; do
+      log="$out/check-v$v-$coll.log"
+      rc=$(run_one "$log" "jccl-v$v" "${coll}_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 5 -w 2)
+      loaded=$(grep -o 'Loaded net plugin [^ ]* (v[0-9]*)' "$log" | head -1 | grep -o 'v[0-9]*)' | tr -d 'v)')
+      if [ -n "$loaded" ] && [ "$loaded" != "$v" ]; then
+        # the installed NCCL does not know v$v and took an older table: not this version's test
+        printf '%-8s %-16s %-8s %-10s %s\n' "v$v" "$coll" - - "not accepted by this NCCL (it took v$loaded)" | tee -a "$out/check.txt"
+        break
+      fi
+      oob=$(grep -o 'Out of bounds values *: *[0-9]*' "$log" | grep -o '[0-9]*$' | sort -n | tail -1)
+      problem=""
+      [ "$rc" = 124 ] || [ "$rc" = 137 ] && problem="hang (killed after ${timeout_s} s)"
+      [ -z "$problem" ] && grep -qiE 'segmentation fault|signal [0-9]+|core dumped|SIGSEGV' "$log" && problem="crash"
+      [ -z "$problem" ] && [ "$rc" != 0 ] && problem="exit $rc"
+      [ -z "$problem" ] && [ "${oob:-x}" != 0 ] && problem="wrong results (out of bounds: ${oob:-none reported})"
+      [ -z "$problem" ] && ! grep -q 'Assigned NET plugin JcclSocket\|Using network JcclSocket' "$log" && problem="NCCL did not use JcclSocket"
+      [ -z "$problem" ] && [ -z "$loaded" ] && problem="no 'Loaded net plugin' line"
+      [ -z "$problem" ] && grep -q 'still open (leaked)' "$log" && problem="leak at destroy: $(grep -o '[0-9]* comms and [0-9]* registrations' "$log" | head -1)"
+      [ -n "$problem" ] && failures=$((failures + 1))
+      printf '%-8s %-16s %-8s %-10s %s\n' "v$v" "$coll" "$rc" "${oob:--}" "${problem:-ok}" | tee -a "$out/check.txt"
+    done
+  done
+  echo "failures: $failures" | tee -a "$out/check.txt"
+  [ "$failures" = 0 ]
+}
+
+bench() {
+  build_nccl_tests || exit 1
+  local spec coll tag
+  for spec in "$@"; do
+    for coll in all_reduce sendrecv; do
+      tag=$(printf %s "bench-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
+      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 512M -f 2 -g 1 -c 0 -n "${JCCL_BENCH_ITERS:-20}" -w 5)
+      echo "$spec $coll exit $rc"
+    done
+  done
+  python3 "$here/summarize.py" "$out" | tee "$out/bench.txt"
+}
+
+ceilings() {
+  gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
+  nvcc -O2 -o /tmp/jccl-copy-ceiling "$here/copy_ceiling.cu" || return 1
+  { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-copy-ceiling; } | tee "$out/ceilings.txt"
+}
+
+case ${1:-} in
+  check) check ;;
+  bench) shift; bench "$@" ;;
+  ceilings) ceilings ;;
+  build) build_nccl_tests ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac

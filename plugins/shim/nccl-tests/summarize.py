@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Table of run.sh bench logs: per collective and size, the best configuration of each family
+(NCCL's Socket: socket*, JcclSocket through the shim: jccl*), its busbw (out-of-place, GB/s) or,
+at 8 B, its time (us), and JcclSocket's ratio to NCCL's Socket (busbw: jccl/socket, time:
+socket/jccl; above 1 = JcclSocket better).
+
+usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's figure)
+"""
+import glob
+import os
+import re
+import sys
+
+SIZES = [8, 16 << 20, 32 << 20, 64 << 20, 128 << 20, 256 << 20, 512 << 20]
+
+
+def parse(path):
+    rows = {}
+    for line in open(path, errors="replace"):
+        t = line.split()
+        if len(t) >= 9 and t[0].isdigit() and t[1].isdigit():
+            try:
+                rows[int(t[0])] = (float(t[5]), float(t[7]))  # out-of-place time (us), busbw (GB/s)
+            except ValueError:
+                pass
+    return rows
+
+
+def human(n):
+    return "%d B" % n if n < 1024 else "%d MiB" % (n >> 20) if n >= 1 << 20 else "%d KiB" % (n >> 10)
+
+
+def main():
+    out = sys.argv[1]
+    show_all = "--all" in sys.argv
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(out, "bench-*.log"))):
+        m = re.match(r"bench-(all_reduce|sendrecv)-(.*)\.log$", os.path.basename(path))
+        if m:
+            rows = parse(path)
+            if rows:
+                runs.setdefault(m.group(1), {})[m.group(2)] = rows
+            else:
+                print("no results in %s" % path)
+    for coll, configs in runs.items():
+        print("\n### %s (2 ranks, one GPU, network path)\n" % coll)
+        print("| size | NCCL Socket, best | config | JcclSocket, best | config | ratio |")
+        print("|---|---|---|---|---|---|")
+        for size in SIZES:
+            best = {}
+            for family in ("socket", "jccl"):
+                cands = [(rows[size], name) for name, rows in configs.items()
+                         if name.startswith(family) and size in rows]
+                if not cands:
+                    continue
+                if size <= 1024:
+                    best[family] = min(cands, key=lambda c: c[0][0])
+                else:
+                    best[family] = max(cands, key=lambda c: c[0][1])
+            if len(best) < 2:
+                continue
+            (st, sb), sn = best["socket"]
+            (jt, jb), jn = best["jccl"]
+            if size <= 1024:
+                print("| %s | %.1f us | %s | %.1f us | %s | %.2fx |" % (human(size), st, sn, jt, jn, st / jt))
+            else:
+                print("| %s | %.2f GB/s | %s | %.2f GB/s | %s | %.2fx |" % (human(size), sb, sn, jb, jn,
+                                                                         jb / sb if sb else 0))
+        if show_all:
+            print("\nevery configuration (%s): size: busbw GB/s, or time us at 8 B" % coll)
+            for name, rows in sorted(configs.items()):
+                cells = ["%s %s" % (human(s), ("%.1fus" % rows[s][0]) if s <= 1024 else "%.2f" % rows[s][1])
+                         for s in SIZES if s in rows]
+                print("  %-28s %s" % (name, "  ".join(cells)))
+
+
+if __name__ == "__main__":
+    main()
