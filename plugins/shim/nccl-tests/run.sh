@@ -7,13 +7,14 @@
 #                       -c 1, at every ncclNet version the shim exports (v6 to v12) that the
 #                       installed NCCL accepts; non-zero exit on any #wrong, crash, hang, version
 #                       mismatch or leak reported at the last communicator's destroy
-#   run.sh bench CONFIG...   all_reduce and sendrecv, 8 B to 512 MiB, for each configuration;
+#   run.sh bench CONFIG...   all_reduce and sendrecv (JCCL_BENCH_COLLS), 8 B to 512 MiB, each config;
 #                       summarize.py prints the table (best per family, ratios)
 #   run.sh ceilings     loopback TCP with many streams and pinned host<->device copies
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN)
 # or socket (NCCL's own); TxS = NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; @chN =
-# NCCL_MIN_NCHANNELS=N and NCCL_NCHANNELS_PER_NET_PEER=N (collectives and send/recv).
+# NCCL_MIN_NCHANNELS=N and NCCL_NCHANNELS_PER_NET_PEER=N (collectives and send/recv). JCCL_MPS=1
+# runs the ranks under CUDA MPS (see below).
 #
 # Inputs (pack.sh puts them in .device/): JCCL_DEVICE_DIR (default .device) holding jccl/ (jars and
 # libnccl-net.so), nccl-tests-src/, mpi-include/; JAVA_HOME or JCCL_JAVA_HOME (a JDK 22+);
@@ -51,8 +52,11 @@ build_nccl_tests() {
 # Environment of one configuration, as -x options for mpirun.
 config_env() {
   local spec=$1 base layout channels extra
+  # NCCL_RUNTIME_CONNECT=0: every connection is made at init, so that the first size measured
+  # does not carry the lazy connection set-up of NCCL 2.22+
   local -a env=(NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_TESTS_DEVICE=0
-                JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
+                NCCL_RUNTIME_CONNECT=0 JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
+  [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && env+=(CUDA_MPS_PIPE_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY")
   IFS=+ read -r -a parts <<< "$spec"
   base=${parts[0]}
   for extra in "${parts[@]:1}"; do env+=("$extra"); done
@@ -116,7 +120,7 @@ bench() {
   build_nccl_tests || exit 1
   local spec coll tag
   for spec in "$@"; do
-    for coll in all_reduce sendrecv; do
+    for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
       tag=$(printf %s "bench-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
       rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 512M -f 2 -g 1 -c 0 -n "${JCCL_BENCH_ITERS:-20}" -w 5)
       echo "$spec $coll exit $rc"
@@ -130,6 +134,22 @@ ceilings() {
   nvcc -O2 -o /tmp/jccl-copy-ceiling "$here/copy_ceiling.cu" || return 1
   { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-copy-ceiling; } | tee "$out/ceilings.txt"
 }
+
+# Two processes on one GPU are time-sliced by default (about 2 ms slices): a GPU kernel waiting for
+# the network then runs only in its own slice, and every transfer is bound by the data in flight per
+# slice, not by the transport. CUDA MPS runs both ranks' kernels at once, as two hosts would.
+# JCCL_MPS=1 starts an MPS daemon for the run (and stops it after).
+if [ "${JCCL_MPS:-0}" = 1 ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/jccl-mps CUDA_MPS_LOG_DIRECTORY=/tmp/jccl-mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if nvidia-cuda-mps-control -d; then
+    trap 'echo quit | nvidia-cuda-mps-control' EXIT
+    echo "CUDA MPS started"
+  else
+    echo "CUDA MPS could not start: ranks are time-sliced" >&2
+    unset CUDA_MPS_PIPE_DIRECTORY
+  fi
+fi
 
 case ${1:-} in
   check) check ;;
