@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Real NCCL through the JCCL shim under PyTorch: what a peer's death or freeze does to the survivor,
+and whether communicators can be destroyed and re-created without leaking.
+
+  peer   two ranks loop all_reduce; rank 1 then freezes (SIGSTOP) or dies (SIGKILL) at a known
+         moment. Rank 0 records how long after that its all_reduce failed and with what error.
+         PyTorch's own timeout is set to 10 minutes, so an error within seconds comes from NCCL,
+         i.e. from the transport's request failing (ncclRemoteError), not from PyTorch's watchdog.
+  cycle  N times: init_process_group, all_reduce (checked), destroy_process_group; after each,
+         the process's open file descriptors, threads and RSS. Growth after the first cycle leaks.
+
+Each runs for the configurations given (jccl = the shim with JcclSocket, socket = NCCL's Socket,
+the baseline), two ranks on one GPU with different NCCL_HOSTID.
+
+usage: python3 nccl_shim_faults.py --plugin /abs/libnccl-net.so --out-dir DIR \\
+           [--peer freeze,kill] [--cycle 5] [--configs jccl,socket] [--bound 30]
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nccl_shim_check import configuration, free_port  # noqa: E402
+
+
+def resources():
+    fds = len(os.listdir("/proc/self/fd"))
+    threads = len(os.listdir("/proc/self/task"))
+    rss = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                rss = int(line.split()[1]) // 1024
+    return {"fds": fds, "threads": threads, "rss_mib": rss}
+
+
+def worker(args):
+    import torch
+    import torch.distributed as dist
+    from datetime import timedelta
+    rank = int(os.environ["RANK"])
+    torch.cuda.set_device(0)
+    out = {"rank": rank}
+
+    def init(port):
+        dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=2,
+                                timeout=timedelta(minutes=10), device_id=torch.device("cuda:0"))
+
+    if args.mode == "cycle":
+        out["cycles"] = []
+        for i in range(args.cycles):
+            init(args.port + i)
+            t = torch.full((1 << 20,), rank + 1, dtype=torch.int32, device="cuda:0")
+            dist.all_reduce(t)
+            torch.cuda.synchronize()
+            ok = bool((t == 3).all().item())
+            dist.destroy_process_group()
+            torch.cuda.synchronize()
+            out["cycles"].append(dict(resources(), ok=ok))
+    else:
+        init(args.port)
+        t = torch.ones(1 << 16, dtype=torch.float32, device="cuda:0")
+        for _ in range(20):
+            dist.all_reduce(t)
+        torch.cuda.synchronize()
+        if rank == 1:
+            with open(args.result + ".fault", "w") as f:
+                f.write(str(time.time()))
+            os.kill(os.getpid(), signal.SIGSTOP if args.mode == "freeze" else signal.SIGKILL)
+        time.sleep(0.5)  # rank 1 is gone by now; the next all_reduce cannot complete normally
+        start = time.time()
+        try:
+            # TORCH_NCCL_BLOCKING_WAIT=1: each all_reduce waits on the CPU and raises as soon as NCCL
+            # reports an asynchronous error on the communicator
+            while time.time() - start < args.wait:
+                dist.all_reduce(t)
+            out["error"] = None
+        except Exception as e:  # what PyTorch raised, with NCCL's result inside
+            out["error"] = "%s: %s" % (type(e).__name__, str(e)[:400])
+        out["failed_after_s"] = time.time()
+    with open(args.result, "w") as f:
+        json.dump(out, f)
+    sys.stdout.flush()
+    os._exit(0)  # skip destroy: the peer is gone
+
+
+def run(args, name, mode):
+    env_extra, _, _ = configuration(name, args.plugin)
+    env_extra.pop("NCCL_DEBUG_SUBSYS", None)
+    env_extra["NCCL_DEBUG"] = "WARN" if mode != "cycle" else "INFO"
+    port = free_port()
+    tag = "%s-%s" % (mode, name)
+    procs, results = [], []
+    for rank in (0, 1):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NCCL_")}
+        env.update(env_extra)
+        env.update({"RANK": str(rank), "NCCL_HOSTID": "jccl-host-%d" % rank, "PYTHONUNBUFFERED": "1",
+                    "TORCH_NCCL_BLOCKING_WAIT": "1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"})
+        if args.java_home:
+            env["JCCL_JAVA_HOME"] = args.java_home
+        result = os.path.join(args.out_dir, "%s-rank%d.json" % (tag, rank))
+        results.append(result)
+        log = open(os.path.join(args.out_dir, "%s-rank%d.log" % (tag, rank)), "w")
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--mode", mode, "--port", str(port),
+               "--cycles", str(args.cycle), "--wait", str(args.wait), "--result", result]
+        procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
+    deadline = time.time() + args.wait + 30
+    while procs[0].poll() is None and time.time() < deadline:
+        time.sleep(0.2)
+    hung = procs[0].poll() is None
+    for p in procs:
+        if p.poll() is None:
+            p.kill()  # SIGKILL also ends a stopped process
+    o = {"config": name, "mode": mode, "survivor_hung": hung}
+    try:
+        r0 = json.load(open(results[0]))
+        if mode == "cycle":
+            r1 = json.load(open(results[1]))
+            o["cycles"] = [r0["cycles"], r1["cycles"]]
+            growth = {k: max(c[-1][k] - c[1][k] for c in o["cycles"]) for k in ("fds", "threads")} \
+                if args.cycle > 2 else {}
+            o["growth_after_cycle_2"] = growth
+            o["ok"] = all(x["ok"] for c in o["cycles"] for x in c) and all(v <= 0 for v in growth.values())
+        else:
+            fault_at = float(open(results[1] + ".fault").read())
+            o["error"] = r0.get("error")
+            o["seconds_to_error"] = round(r0["failed_after_s"] - fault_at, 1)
+            o["ok"] = r0.get("error") is not None and o["seconds_to_error"] <= args.bound
+    except (OSError, ValueError, KeyError) as e:
+        o["problem"] = "no result: %s" % e
+        with open(os.path.join(args.out_dir, "%s-rank0.log" % tag), errors="replace") as f:
+            o["survivor_log_tail"] = f.readlines()[-5:]
+        o["ok"] = False
+    print(json.dumps(o))
+    sys.stdout.flush()
+    return o
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", default="")
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--cycles", type=int, default=5)
+    ap.add_argument("--result", default="")
+    ap.add_argument("--plugin", default="")
+    ap.add_argument("--java-home", default=os.environ.get("JAVA_HOME", ""))
+    ap.add_argument("--out-dir", default="nccl-shim-faults")
+    ap.add_argument("--peer", default="freeze,kill")
+    ap.add_argument("--cycle", type=int, default=5, help="communicator life cycles (0 = none)")
+    ap.add_argument("--configs", default="jccl,socket")
+    ap.add_argument("--bound", type=float, default=30, help="seconds within which the survivor must see an error")
+    ap.add_argument("--wait", type=float, default=90, help="seconds the survivor keeps trying")
+    args = ap.parse_args()
+    if args.worker:
+        worker(args)
+        return 0
+    os.makedirs(args.out_dir, exist_ok=True)
+    outcomes = []
+    for name in [c for c in args.configs.split(",") if c]:
+        for mode in [m for m in args.peer.split(",") if m]:
+            outcomes.append(run(args, name, mode))
+        if args.cycle:
+            outcomes.append(run(args, name, "cycle"))
+    with open(os.path.join(args.out_dir, "faults.json"), "w") as f:
+        json.dump(outcomes, f, indent=1)
+    jccl = [o for o in outcomes if o["config"].startswith("jccl")]
+    print("RESULT: %s" % ("OK" if jccl and all(o["ok"] for o in jccl) else "FAILED"))
+    return 0 if jccl and all(o["ok"] for o in jccl) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
