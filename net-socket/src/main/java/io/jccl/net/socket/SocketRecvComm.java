@@ -13,7 +13,10 @@ import java.nio.channels.SocketChannel;
 /**
  * The receiving end of a connection. Every posted receive is announced to the sender with a CTS
  * frame; DATA frames then say which buffer each message lands in and how large it is. Payload
- * arrives inline, after its frame on the control stream, or in chunks over the data streams.
+ * arrives inline, after its frame on the control stream, or in chunks over the data streams. A
+ * small send may come as an EAGER frame before its CTS: it goes where the sender's rule puts it
+ * (the oldest receive not yet full, its first unfilled buffer of that tag), or waits in one of
+ * {@link Wire#EAGER_SLOTS} slots until that receive is posted.
  */
 final class SocketRecvComm extends SocketComm implements RecvComm {
     private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
@@ -22,6 +25,16 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     /** Receives [requestHead, requestTail) are handed out; requestTail is the next CTS sequence number. */
     private long requestHead;
     private long requestTail;
+
+    /** The oldest posted receive not yet full: where the next EAGER goes. */
+    private long placeHead;
+    // EAGERs that came before their receive was posted, oldest first: [eagerHead, eagerTail).
+    private final MemorySegment eagerSlots =
+            MemorySegment.ofBuffer(ByteBuffer.allocateDirect(Wire.EAGER_SLOTS * Wire.EAGER_SLOT_BYTES));
+    private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
+    private final int[] eagerSize = new int[Wire.EAGER_SLOTS];
+    private long eagerHead;
+    private long eagerTail;
 
     // A payload arriving on the control stream, after its DATA frame.
     private RecvRequest payloadRequest;
@@ -83,6 +96,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             frame.putLong(data[i].byteSize()).putInt(tags[i]);
         }
         try {
+            placeWaitingEagers();
+        } catch (NetException e) {
+            fail(e);
+            throw e;
+        }
+        try {
             out.flush();
         } catch (IOException e) {
             fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
@@ -131,8 +150,17 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             if (!buffered(Wire.DATA_HEADER)) {
                 return;
             }
+            if (in.byteAt(0) == Wire.EAGER) {
+                if (!readEager()) {
+                    return;
+                }
+                continue;
+            }
             if (in.byteAt(0) != Wire.DATA) {
                 throw protocolError("expected a DATA frame, got type " + in.byteAt(0));
+            }
+            if (eagerHead != eagerTail) {
+                throw protocolError("DATA while EAGERs wait for their receive");
             }
             int buffer = Byte.toUnsignedInt(in.byteAt(1));
             int flags = in.byteAt(2);
@@ -191,6 +219,81 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         r.arrived[buffer] = true;
         r.sizes[buffer] = (int) size;
         r.announced++;
+        while (placeHead < requestTail) {
+            RecvRequest head = requests[(int) (placeHead % MAX_RECEIVES)];
+            if (head.active && head.seq == placeHead && head.announced < head.n) {
+                break;
+            }
+            placeHead++;
+        }
+    }
+
+    /** Takes one EAGER frame if it is all buffered. @return whether it was */
+    private boolean readEager() throws IOException, NetException {
+        int tag = in.intAt(4);
+        long size = in.longAt(8);
+        if (size < 0 || size > Wire.EAGER_SLOT_BYTES) {
+            throw protocolError("EAGER of " + size + " bytes");
+        }
+        if (!buffered(Wire.DATA_HEADER + (int) size)) {
+            return false;
+        }
+        in.consume(Wire.DATA_HEADER);
+        if (eagerHead == eagerTail && placeHead < requestTail) {
+            placeEager(tag, (int) size, null, 0);
+            return true;
+        }
+        if (eagerTail - eagerHead == Wire.EAGER_SLOTS) {
+            throw protocolError("more than " + Wire.EAGER_SLOTS + " EAGERs ahead of their receives");
+        }
+        int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
+        eagerTag[e] = tag;
+        eagerSize[e] = (int) size;
+        in.copyTo(eagerSlots, (long) e * Wire.EAGER_SLOT_BYTES, (int) size);
+        return true;
+    }
+
+    /** Places the EAGERs that waited, now that receives are posted for them. */
+    private void placeWaitingEagers() throws NetException {
+        while (eagerHead != eagerTail && placeHead < requestTail) {
+            int e = (int) (eagerHead % Wire.EAGER_SLOTS);
+            placeEager(eagerTag[e], eagerSize[e], eagerSlots, (long) e * Wire.EAGER_SLOT_BYTES);
+            eagerHead++;
+        }
+    }
+
+    /**
+     * Puts an EAGER's payload (from {@code from}, or from the control stream when null, consuming it)
+     * into the oldest receive not yet full, in its first unfilled buffer of {@code tag}.
+     */
+    private void placeEager(int tag, int size, MemorySegment from, long fromOffset) throws NetException {
+        RecvRequest r = requests[(int) (placeHead % MAX_RECEIVES)];
+        int buffer = -1;
+        for (int i = 0; i < r.n; i++) {
+            if (!r.arrived[i] && r.tags[i] == tag) {
+                buffer = i;
+                break;
+            }
+        }
+        if (buffer < 0) {
+            throw NetException.invalidUsage(peer + " sent a message with tag " + tag + " that matches no free buffer "
+                    + "of receive " + r.seq + ": sends and receives match in posting order");
+        }
+        if (size > r.buffers[buffer].byteSize()) {
+            r.error = NetException.invalidUsage(peer + " sent " + size + " bytes to a " + r.buffers[buffer].byteSize()
+                    + "-byte receive buffer (tag " + tag + "); nothing was received");
+            if (from == null) {
+                in.consume(size);
+            }
+            arrived(r, buffer, 0);
+            return;
+        }
+        if (from == null) {
+            in.copyTo(r.regions[buffer].memory, r.offsets[buffer], size);
+        } else {
+            MemorySegment.copy(from, fromOffset, r.regions[buffer].memory, r.offsets[buffer], size);
+        }
+        arrived(r, buffer, size);
     }
 
     /** Moves payload that follows a DATA frame on the control stream. @return whether it is complete */

@@ -14,8 +14,10 @@ import java.nio.channels.SocketChannel;
 /**
  * The sending end of a connection. Sends wait for the receiver's clear-to-send frames: each CTS
  * announces one posted receive (its buffers' capacities and tags), and a send goes to the first
- * announced receive with an unfilled buffer of its tag. No CTS yet means {@code isend} returns
- * null (would block).
+ * announced receive with an unfilled buffer of its tag. A small send with no CTS in hand goes
+ * ahead as an EAGER frame (see {@link Wire}) and is placed when its CTS comes; a larger one, or a
+ * small one with {@link Wire#EAGER_SLOTS} EAGERs unplaced, makes {@code isend} return null (would
+ * block).
  */
 final class SocketSendComm extends SocketComm implements SendComm {
     /** Sends in flight: the spec's requests times the buffers a grouped receive may have. */
@@ -30,6 +32,13 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long ctsHead;
     private long ctsTail;
 
+    // EAGER sends whose receive is not yet known, oldest first: [eagerHead, eagerTail).
+    private final SendRequest[] eagerRequests = new SendRequest[Wire.EAGER_SLOTS];
+    private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
+    private long eagerHead;
+    private long eagerTail;
+    private final int eagerLimit;
+
     private final SendRequest[] requests = new SendRequest[MAX_SENDS];
     private long requestHead;
     private long requestTail;
@@ -40,6 +49,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         for (int i = 0; i < MAX_SENDS; i++) {
             requests[i] = new SendRequest(this, i);
         }
+        eagerLimit = Math.min(inlineBytes, Wire.EAGER_SLOT_BYTES);
     }
 
     @Override
@@ -55,26 +65,17 @@ final class SocketSendComm extends SocketComm implements SendComm {
             throw NetException.invalidArgument("JcclSocket sends at most " + SocketDevices.MAX_MESSAGE_BYTES
                     + " bytes in one message (maxP2pBytes); got " + size);
         }
-        if (ctsHead == ctsTail) {
+        if (ctsHead == ctsTail || eagerHead != eagerTail) {
             progress();
-            if (ctsHead == ctsTail) {
-                return null;
+            if (ctsHead == ctsTail || eagerHead != eagerTail) {
+                // No receive in hand, or earlier EAGERs not yet placed (this send goes after them).
+                return size <= eagerLimit ? sendEager(data, tag, size) : null;
             }
         } else {
             checkUsable();
         }
         int c = (int) (ctsHead % CTS_RING);
-        int buffer = -1;
-        for (int i = 0; i < ctsN[c]; i++) {
-            if ((ctsFilled[c] & (1 << i)) == 0 && ctsTag[c][i] == tag) {
-                buffer = i;
-                break;
-            }
-        }
-        if (buffer < 0) {
-            throw NetException.invalidUsage("send with tag " + tag + " matches no free buffer of the receive posted by "
-                    + peer + " (tags " + tags(c) + "): sends and receives match in posting order");
-        }
+        int buffer = freeBuffer(c, tag);
         if (requestTail - requestHead == MAX_SENDS) {
             return null;
         }
@@ -121,6 +122,69 @@ final class SocketSendComm extends SocketComm implements SendComm {
         return r;
     }
 
+    /**
+     * @return the first unfilled buffer of tag {@code tag} in announced receive {@code c}
+     * @throws NetException if it has none: sends and receives are out of step
+     */
+    private int freeBuffer(int c, int tag) throws NetException {
+        for (int i = 0; i < ctsN[c]; i++) {
+            if ((ctsFilled[c] & (1 << i)) == 0 && ctsTag[c][i] == tag) {
+                return i;
+            }
+        }
+        throw NetException.invalidUsage("send with tag " + tag + " matches no free buffer of the receive posted by "
+                + peer + " (tags " + tags(c) + "): sends and receives match in posting order");
+    }
+
+    /** A small send ahead of its CTS: copied into an EAGER frame now, placed when the CTS comes. */
+    private SendRequest sendEager(MemorySegment data, int tag, long size) throws NetException {
+        int stagedBytes = Wire.DATA_HEADER + (int) size;
+        if (eagerTail - eagerHead == Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
+                || !out.hasRoom(stagedBytes, 0)) {
+            return null;
+        }
+        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
+        r.active = true;
+        r.size = (int) size;
+        r.placed = false;
+        int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
+        eagerRequests[e] = r;
+        eagerTag[e] = tag;
+        ByteBuffer frame = out.stage(stagedBytes);
+        frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
+        MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, out.stagingMemory(), ValueLayout.JAVA_BYTE,
+                frame.position(), size);
+        try {
+            out.flush();
+        } catch (IOException e2) {
+            fail(NetException.remoteError("connection to " + peer + " lost: " + e2.getMessage(), e2));
+        }
+        return r;
+    }
+
+    /** Places unplaced EAGERs into the receives now announced, by the rule the receiver follows too. */
+    private void placeEagers() throws NetException {
+        while (eagerHead != eagerTail && ctsHead != ctsTail) {
+            int e = (int) (eagerHead % Wire.EAGER_SLOTS);
+            SendRequest r = eagerRequests[e];
+            int c = (int) (ctsHead % CTS_RING);
+            int buffer = freeBuffer(c, eagerTag[e]);
+            long capacity = ctsCapacity[c][buffer];
+            if (r.size > capacity) {
+                // The receiver has failed its receive too; the connection carries on.
+                r.error = NetException.invalidUsage("send of " + r.size + " bytes is larger than the " + capacity
+                        + "-byte buffer (tag " + eagerTag[e] + ") that " + peer + " posted; it was not received");
+            }
+            ctsFilled[c] |= 1 << buffer;
+            if (Integer.bitCount(ctsFilled[c]) == ctsN[c]) {
+                ctsHead++;
+            }
+            r.placed = true;
+            eagerRequests[e] = null;
+            eagerHead++;
+        }
+    }
+
     boolean test(SendRequest r, int[] sizes) throws NetException {
         if (!r.active) {
             throw NetException.internalError("test of a JcclSocket send that is not in flight (already reported done?)");
@@ -131,7 +195,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             release(r);
             throw e;
         }
-        if (r.pending() != 0) {
+        if (r.pending() != 0 || !r.placed) {
             return false;
         }
         NetException error = r.error;
@@ -155,7 +219,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
 
     @Override
     void readInbound() throws IOException, NetException {
-        if (ctsTail - ctsHead > 1) {
+        if (ctsTail - ctsHead > 1 && eagerHead == eagerTail) {
             // Receives to send into are in hand: skip the read syscall. A dead peer still shows,
             // as a failed write of the pending sends or through the stall watchdog.
             return;
@@ -183,6 +247,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             }
             in.consume(Wire.ctsBytes(n));
             ctsTail++;
+            placeEagers();
         }
     }
 

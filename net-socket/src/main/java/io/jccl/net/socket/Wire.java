@@ -15,11 +15,28 @@ package io.jccl.net.socket;
  * {@code seq} names the receive (the n-th CTS) and the buffer index the buffer inside it. Flag
  * OVERSIZE says the send was larger than the buffer: nothing follows, and both sides fail their
  * request. Payload of a non-inline message on a comm with data streams is cut into chunks dealt
- * round-robin over the streams, the same way on both sides ({@link Striping}).
+ * round-robin over the streams, the same way on both sides ({@link SocketComm#stripe}).
+ *
+ * <p>A small send need not wait for its CTS (which would put a round trip in front of every
+ * message whose receive was posted late, as NCCL's latency-bound steps are):
+ * <pre>
+ * EAGER u8 type=3, u8 0, u8 0, u8 0, i32 tag, i64 size, then size bytes of payload
+ * </pre>
+ * Both ends place it by the rule every send follows, so they agree without naming the receive:
+ * a send goes to the oldest receive that is not yet full, into its first unfilled buffer of the
+ * send's tag. The receiver keeps an EAGER that arrives before its receive is posted in one of
+ * {@link #EAGER_SLOTS} slots; the sender keeps at most that many EAGERs unplaced, and learns where
+ * each went (and whether it fitted) from the CTS of its receive, so its request completes then,
+ * with an error on both sides if it was too large.
  */
 final class Wire {
     static final byte CTS = 1;
     static final byte DATA = 2;
+    static final byte EAGER = 3;
+
+    /** EAGERs a sender may have in flight before their receives are known, and the size of each. */
+    static final int EAGER_SLOTS = 16;
+    static final int EAGER_SLOT_BYTES = 1024;
 
     static final int CTS_HEADER = 8;
     static final int CTS_ENTRY = 12;

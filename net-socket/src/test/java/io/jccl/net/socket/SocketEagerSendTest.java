@@ -1,0 +1,138 @@
+package io.jccl.net.socket;
+
+import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetRequest;
+import io.jccl.spi.NetResult;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+/**
+ * Small sends ahead of their receive (EAGER frames): they start at once, land where a send posted
+ * after the receive would, and keep every rule of the CTS path (sizes, tags, too-large sends
+ * failing on both sides), within the receiver's {@link Wire#EAGER_SLOTS} slots.
+ */
+class SocketEagerSendTest {
+
+    @Test
+    void aSmallSendStartsBeforeItsReceiveIsPostedAndCompletesOnceTheReceiveIs() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(64);
+            MemorySegment dst = lo.allocate(64);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            src.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
+            NetRequest s = lo.plugin.isend(p.send(), src.asSlice(0, 8), 5, sm);
+            assertNotNull(s, "an 8-byte send needs no CTS");
+            assertFalse(lo.plugin.test(s, new int[1]), "not complete before the receiver placed it");
+            NetRequest r = lo.recv(p.recv(), dst, 5, rm);
+            int[][] sizes = lo.awaitAll(s, r);
+            assertEquals(8, sizes[0][0]);
+            assertEquals(8, sizes[1][0]);
+            assertEquals(0x1122334455667788L, dst.get(ValueLayout.JAVA_LONG, 0));
+        }
+    }
+
+    @Test
+    void atMostEagerSlotsSendsGoAheadThenIsendWaitsForReceives() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Loopback.Pair p = lo.pair();
+            int n = Wire.EAGER_SLOTS;
+            MemorySegment src = lo.allocate((n + 4) * 16L);
+            MemorySegment dst = lo.allocate((n + 4) * 16L);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            NetRequest[] sends = new NetRequest[n + 4];
+            for (int i = 0; i < n; i++) {
+                src.set(ValueLayout.JAVA_INT, i * 16L, 1000 + i);
+                sends[i] = lo.plugin.isend(p.send(), src.asSlice(i * 16L, 4 + i % 9), 0, sm);
+                assertNotNull(sends[i], "EAGER " + i);
+            }
+            assertNull(lo.plugin.isend(p.send(), src.asSlice(n * 16L, 4), 0, sm),
+                    "the receiver has " + n + " slots: one more must wait for a receive");
+            NetRequest[] recvs = new NetRequest[n + 4];
+            for (int i = 0; i < n + 4; i++) {
+                recvs[i] = lo.recv(p.recv(), dst.asSlice(i * 16L, 16), 0, rm);
+            }
+            for (int i = n; i < n + 4; i++) {
+                src.set(ValueLayout.JAVA_INT, i * 16L, 1000 + i);
+                sends[i] = lo.send(p.send(), src.asSlice(i * 16L, 4 + i % 9), 0, sm);
+            }
+            NetRequest[] all = new NetRequest[2 * (n + 4)];
+            System.arraycopy(sends, 0, all, 0, n + 4);
+            System.arraycopy(recvs, 0, all, n + 4, n + 4);
+            int[][] sizes = lo.awaitAll(all);
+            for (int i = 0; i < n + 4; i++) {
+                assertEquals(4 + i % 9, sizes[n + 4 + i][0], "size of message " + i);
+                assertEquals(1000 + i, dst.get(ValueLayout.JAVA_INT, i * 16L), "message " + i + " in posting order");
+            }
+        }
+    }
+
+    @Test
+    void eagerSendsFindTheirTagsInAGroupedReceive() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(64);
+            MemorySegment dst = lo.allocate(64);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            src.set(ValueLayout.JAVA_INT, 0, 22);
+            src.set(ValueLayout.JAVA_INT, 32, 11);
+            NetRequest tag2 = lo.plugin.isend(p.send(), src.asSlice(0, 4), 2, sm);
+            NetRequest tag1 = lo.plugin.isend(p.send(), src.asSlice(32, 3), 1, sm);
+            assertNotNull(tag2);
+            assertNotNull(tag1);
+            NetRequest r = lo.plugin.irecv(p.recv(), 2, new MemorySegment[] {dst.asSlice(0, 16), dst.asSlice(32, 16)},
+                    new int[] {1, 2}, new MemoryHandle[] {rm, rm});
+            int[][] sizes = lo.awaitAll(tag2, tag1, r);
+            assertArrayEquals(new int[] {3, 4}, new int[] {sizes[2][0], sizes[2][1]}, "sizes by buffer");
+            assertEquals(11, dst.get(ValueLayout.JAVA_INT, 0) & 0xffffff, "tag 1 lands in buffer 0");
+            assertEquals(22, dst.get(ValueLayout.JAVA_INT, 32), "tag 2 lands in buffer 1");
+        }
+    }
+
+    @Test
+    void anEagerSendLargerThanItsReceiveFailsOnBothSidesAndTheConnectionCarriesOn() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(1024);
+            MemorySegment dst = lo.allocate(1024);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            NetRequest big = lo.plugin.isend(p.send(), src.asSlice(0, 100), 0, sm);
+            assertNotNull(big);
+            NetRequest small = lo.recv(p.recv(), dst.asSlice(0, 10), 0, rm);
+            Loopback.Outcome[] o = lo.settle(big, small);
+            assertNotNull(o[0].error(), "the sender learns its send was too large");
+            assertNotNull(o[1].error(), "the receiver's request fails");
+            assertEquals(NetResult.INVALID_USAGE, o[0].error().result());
+            assertEquals(NetResult.INVALID_USAGE, o[1].error().result());
+            src.set(ValueLayout.JAVA_INT, 0, 77);
+            NetRequest s = lo.send(p.send(), src.asSlice(0, 4), 0, sm);
+            NetRequest r = lo.recv(p.recv(), dst, 0, rm);
+            lo.awaitAll(s, r);
+            assertEquals(77, dst.get(ValueLayout.JAVA_INT, 0));
+        }
+    }
+
+    @Test
+    void largeSendsStillWaitForTheirReceive() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(1 << 20);
+            MemoryHandle sm = lo.register(p.send(), src);
+            assertNull(lo.plugin.isend(p.send(), src.asSlice(0, Wire.EAGER_SLOT_BYTES + 1), 0, sm),
+                    "above the EAGER size a send waits for its CTS");
+        }
+    }
+}
