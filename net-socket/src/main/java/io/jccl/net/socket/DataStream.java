@@ -52,6 +52,11 @@ final class DataStream {
         LAST_MOVED.setRelease(this, System.nanoTime());
     }
 
+    /** @return whether this stream writes (a send comm's) rather than reads */
+    boolean sending() {
+        return sending;
+    }
+
     /** Producer: chunks that can still be queued. */
     int free() {
         return CAPACITY - (int) ((long) TAIL.getOpaque(this) - (long) HEAD.getAcquire(this));

@@ -3,23 +3,36 @@ package io.jccl.net.socket;
 import io.jccl.spi.NetException;
 
 import java.io.IOException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 
 /**
- * An I/O thread of one comm: a duty cycle over its data streams, backing off (spin, yield, park)
- * when there is nothing to move, woken by the producer when new chunks arrive.
+ * An I/O thread of one comm: a duty cycle over its data streams, backing off (spin, yield, then
+ * block) when there is nothing to move. With chunks in hand that the sockets cannot take or give
+ * yet, it blocks in a selector over its streams, so the moment the peer's bytes arrive (or the
+ * socket drains) wakes it; a timed park there would add up to its period to every message. With
+ * nothing queued it parks, and the producer wakes it (unpark, or the selector's wakeup).
  */
 final class StreamWorker implements Runnable {
     private static final int SPINS = 200;
     private static final int YIELDS = 20;
-    private static final long MIN_PARK_NANOS = 1_000;
-    private static final long MAX_BUSY_PARK_NANOS = 50_000;
     private static final long IDLE_PARK_NANOS = 1_000_000;
+    /** A safety net only: readiness or the producer ends a select. */
+    private static final long SELECT_TIMEOUT_MS = 1;
+
+    private static final int RUNNING = 0;
+    private static final int PARKED = 1;
+    private static final int SELECTING = 2;
 
     private final SocketComm comm;
     private final DataStream[] streams;
     private final Thread thread;
-    private volatile boolean parked;
+    /** Over this worker's streams (read or write readiness); null if none could be opened. */
+    private final Selector selector;
+    private final Consumer<SelectionKey> ignoreKey = key -> { };
+    private volatile int state = RUNNING;
     private volatile boolean stopping;
 
     StreamWorker(SocketComm comm, DataStream[] streams, String name) {
@@ -27,6 +40,28 @@ final class StreamWorker implements Runnable {
         this.streams = streams;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
+        this.selector = openSelector(streams);
+    }
+
+    private static Selector openSelector(DataStream[] streams) {
+        Selector s = null;
+        try {
+            s = Selector.open();
+            for (DataStream d : streams) {
+                d.channel.register(s, d.sending() ? SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            }
+            return s;
+        } catch (IOException | RuntimeException e) {
+            // Without a selector the worker parks briefly instead: slower, never wrong.
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // nothing more to release
+                }
+            }
+            return null;
+        }
     }
 
     void start() {
@@ -35,8 +70,11 @@ final class StreamWorker implements Runnable {
 
     /** Producer side: called after queuing chunks. */
     void wake() {
-        if (parked) {
+        int s = state;
+        if (s == PARKED) {
             LockSupport.unpark(thread);
+        } else if (s == SELECTING) {
+            selector.wakeup();
         }
     }
 
@@ -44,6 +82,9 @@ final class StreamWorker implements Runnable {
     void stop() {
         stopping = true;
         LockSupport.unpark(thread);
+        if (selector != null) {
+            selector.wakeup();
+        }
         if (Thread.currentThread() != thread) {
             try {
                 thread.join(10_000);
@@ -56,7 +97,6 @@ final class StreamWorker implements Runnable {
     @Override
     public void run() {
         int idleRounds = 0;
-        long park = MIN_PARK_NANOS;
         try {
             while (!stopping && comm.failure() == null) {
                 long moved = 0;
@@ -65,27 +105,40 @@ final class StreamWorker implements Runnable {
                 }
                 if (moved > 0) {
                     idleRounds = 0;
-                    park = MIN_PARK_NANOS;
                 } else if (++idleRounds <= SPINS) {
                     Thread.onSpinWait();
                 } else if (idleRounds <= SPINS + YIELDS) {
                     Thread.yield();
-                } else {
+                } else if (selector != null) {
                     // Set before looking at the rings: a producer that queues after the look sees the
-                    // flag and unparks us, so no chunk waits out a long park.
-                    parked = true;
+                    // state and wakes us, so no chunk waits out a block.
+                    state = SELECTING;
                     if (anyBusy()) {
-                        LockSupport.parkNanos(this, park);
-                        park = Math.min(park * 2, MAX_BUSY_PARK_NANOS);
+                        selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     } else {
-                        LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                        state = PARKED;
+                        if (!anyBusy()) {
+                            LockSupport.parkNanos(this, IDLE_PARK_NANOS);
+                        }
                     }
-                    parked = false;
+                    state = RUNNING;
+                } else {
+                    state = PARKED;
+                    LockSupport.parkNanos(this, anyBusy() ? 20_000 : IDLE_PARK_NANOS);
+                    state = RUNNING;
                 }
             }
         } catch (IOException | RuntimeException e) {
             if (!stopping) {
                 comm.fail(NetException.remoteError("data stream to " + comm.peer + " failed: " + e, e));
+            }
+        } finally {
+            if (selector != null) {
+                try {
+                    selector.close();
+                } catch (IOException ignored) {
+                    // the streams' keys go with it; the channels are closed by the comm
+                }
             }
         }
     }
