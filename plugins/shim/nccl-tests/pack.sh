@@ -5,6 +5,8 @@
 #
 # usage: plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_SOURCE]
 #   NCCL_TESTS_SOURCE: a checkout of github.com/NVIDIA/nccl-tests (default: cloned into target/)
+#   JCCL_BEFORE_REV=REV also packs the shim and jars of git revision REV as .device/jccl-before, so
+#   that run.sh's "before" configurations measure it beside this build in the same run
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root"
@@ -31,4 +33,14 @@ else
   cp -r "$src"/. "$dest/nccl-tests-src/"
 fi
 cp -r "$mpi_include" "$dest/mpi-include"
+rm -rf "$dest/jccl-before"
+if [ -n "${JCCL_BEFORE_REV:-}" ]; then
+  wt=$(mktemp -d)/jccl-before
+  git worktree add -q --detach "$wt" "$JCCL_BEFORE_REV"
+  (cd "$wt" && mvn -B -q -ntp -DskipTests package -pl cli -am)
+  mkdir -p "$dest/jccl-before"
+  cp "$wt"/cli/target/lib/jccl-*.jar "$wt"/cli/target/lib/picocli-*.jar "$wt"/cli/target/lib/*.so "$dest/jccl-before/"
+  git worktree remove --force "$wt"
+  echo "packed $JCCL_BEFORE_REV ($(git rev-parse --short "$JCCL_BEFORE_REV")) as $dest/jccl-before"
+fi
 du -sh "$dest" | sed 's/^/packed: /'

@@ -10,9 +10,11 @@
 #   run.sh bench CONFIG...   all_reduce and sendrecv (JCCL_BENCH_COLLS), 8 B to 512 MiB, each config;
 #                       summarize.py prints the table (best per family, ratios)
 #   run.sh ceilings     loopback TCP with many streams and pinned host<->device copies
+#   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
 #
-# A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN)
-# or socket (NCCL's own); TxS = NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; @chN =
+# A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
+# before (the shim of the build pack.sh packed with JCCL_BEFORE_REV) or socket (NCCL's own);
+# TxS = NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; @chN =
 # NCCL_MIN_NCHANNELS=N and NCCL_NCHANNELS_PER_NET_PEER=N (collectives and send/recv). JCCL_MPS=1
 # runs the ranks under CUDA MPS (see below).
 #
@@ -65,6 +67,7 @@ config_env() {
   case $base in
     jccl) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket) ;;
     jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
+    before) env+=(NCCL_NET_PLUGIN="$dev/jccl-before/libnccl-net.so" NCCL_NET=JcclSocket) ;;
     socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
     *) echo "unknown configuration $spec" >&2; return 1 ;;
   esac
@@ -89,8 +92,8 @@ check() {
   build_nccl_tests || exit 1
   local failures=0 v coll log rc loaded problem accepted_max=0
   printf '%-8s %-16s %-8s %-10s %s\n' version collective exit oob problem | tee "$out/check.txt"
-  for v in 6 7 8 9 10 11 12; do
-    for coll in all_reduce all_gather reduce_scatter broadcast sendrecv alltoall; do
+  for v in ${JCCL_CHECK_VERSIONS:-6 7 8 9 10 11 12}; do
+    for coll in ${JCCL_CHECK_COLLS:-all_reduce all_gather reduce_scatter broadcast sendrecv alltoall}; do
       log="$out/check-v$v-$coll.log"
       rc=$(run_one "$log" "jccl-v$v" "${coll}_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 5 -w 2)
       loaded=$(grep -o 'Loaded net plugin [^ ]* (v[0-9]*)' "$log" | head -1 | grep -o 'v[0-9]*)' | tr -d 'v)')

@@ -44,11 +44,13 @@ def main():
                 print("no results in %s" % path)
     for coll, configs in runs.items():
         print("\n### %s (2 ranks, one GPU, network path)\n" % coll)
-        print("| size | NCCL Socket, best | config | JcclSocket, best | config | ratio |")
-        print("|---|---|---|---|---|---|")
+        before = any(n.startswith("before") for n in configs)
+        print("| size | NCCL Socket, best | config | JcclSocket, best | config | ratio |"
+              + (" JcclSocket before, best |" if before else ""))
+        print("|---|---|---|---|---|---|" + ("---|" if before else ""))
         for size in SIZES:
             best = {}
-            for family in ("socket", "jccl"):
+            for family in ("socket", "jccl", "before"):
                 cands = [(rows[size], name) for name, rows in configs.items()
                          if name.startswith(family) and size in rows]
                 if not cands:
@@ -57,15 +59,19 @@ def main():
                     best[family] = min(cands, key=lambda c: c[0][0])
                 else:
                     best[family] = max(cands, key=lambda c: c[0][1])
-            if len(best) < 2:
+            if "socket" not in best or "jccl" not in best:
                 continue
+            extra = ""
+            if before:
+                (bt, bb), _ = best.get("before", ((0, 0), ""))
+                extra = " %s |" % (("%.1f us" % bt) if size <= 1024 else ("%.2f GB/s" % bb)) if "before" in best else " - |"
             (st, sb), sn = best["socket"]
             (jt, jb), jn = best["jccl"]
             if size <= 1024:
-                print("| %s | %.1f us | %s | %.1f us | %s | %.2fx |" % (human(size), st, sn, jt, jn, st / jt))
+                print("| %s | %.1f us | %s | %.1f us | %s | %.2fx |" % (human(size), st, sn, jt, jn, st / jt) + extra)
             else:
                 print("| %s | %.2f GB/s | %s | %.2f GB/s | %s | %.2fx |" % (human(size), sb, sn, jb, jn,
-                                                                         jb / sb if sb else 0))
+                                                                         jb / sb if sb else 0) + extra)
         if show_all:
             print("\nevery configuration (%s): size: busbw GB/s, or time us at 8 B" % coll)
             for name, rows in sorted(configs.items()):
