@@ -52,17 +52,25 @@ public final class SocketConfig {
 
     @EnvVar(defaultValue = "34",
             description = "Times JcclSocket retries a refused or unreachable connect before it fails (within "
-                    + "JCCL_SOCKET_TIMEOUT_MS in all).")
+                    + "JCCL_SOCKET_CONNECT_TIMEOUT_MS in all).")
     public static final String NCCL_SOCKET_RETRY_CNT = "NCCL_SOCKET_RETRY_CNT";
 
     @EnvVar(defaultValue = "100",
             description = "Milliseconds before the first connect retry; the n-th retry waits n times as long.")
     public static final String NCCL_SOCKET_RETRY_SLEEP_MSEC = "NCCL_SOCKET_RETRY_SLEEP_MSEC";
 
-    @EnvVar(defaultValue = "5000",
-            description = "Bound in milliseconds on detecting a dead or stuck JcclSocket peer: pending requests fail "
-                    + "within it; also the deadline of a connection's set-up and handshake.")
+    @EnvVar(defaultValue = "15000",
+            description = "Bound in milliseconds on detecting a dead, frozen, unreachable or stuck JcclSocket peer: "
+                    + "every comm sends a heartbeat each second (each fifth of a shorter bound), and pending requests "
+                    + "fail once the peer has been silent, or has taken or sent none of a started message, for this "
+                    + "long; a peer that exits fails them at once.")
     public static final String JCCL_SOCKET_TIMEOUT_MS = "JCCL_SOCKET_TIMEOUT_MS";
+
+    @EnvVar(defaultValue = "5000",
+            description = "Bound in milliseconds on a JcclSocket connection's set-up: connect retries a refused or "
+                    + "unanswered connect (NCCL_SOCKET_RETRY_CNT) for at most this long in all, and a listener drops a "
+                    + "socket that has not presented its handshake within it.")
+    public static final String JCCL_SOCKET_CONNECT_TIMEOUT_MS = "JCCL_SOCKET_CONNECT_TIMEOUT_MS";
 
     /** The most I/O threads per connection, as in NCCL. */
     static final int MAX_THREADS = 16;
@@ -83,10 +91,20 @@ public final class SocketConfig {
      * @param retries        connect retries
      * @param retrySleepMs   first connect retry delay
      * @param timeout        failure-detection bound
+     * @param connectTimeout connection set-up bound
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
-                    Duration timeout) {
+                    Duration timeout, Duration connectTimeout) {
+
+        /**
+         * @return how often every comm sends a heartbeat on its liveness socket: every second, or
+         *         five times within a bound shorter than 5 s, so that a live peer is never silent
+         *         for most of the bound
+         */
+        Duration heartbeatInterval() {
+            return timeout.dividedBy(5).compareTo(Duration.ofSeconds(1)) < 0 ? timeout.dividedBy(5) : Duration.ofSeconds(1);
+        }
 
         /** @return data streams per connection: threads x streams per thread, capped at {@value #MAX_STREAMS} */
         int streams() {
@@ -96,7 +114,8 @@ public final class SocketConfig {
         /** @return these settings with the stream layout a listener chose, which both ends must share */
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
-                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout);
+                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
+                    connectTimeout);
         }
     }
 
@@ -122,14 +141,20 @@ public final class SocketConfig {
         int inline = positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, 1024), 0, Wire.MAX_INLINE);
         int minChunk = positive(NCCL_SOCKET_MIN_TASKSIZE, (int) Env.getBytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10),
                 4096, 1 << 30);
-        long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 5000);
+        long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 15_000);
         if (timeoutMs < 100) {
             throw new IllegalArgumentException(JCCL_SOCKET_TIMEOUT_MS + "=" + timeoutMs + " is below 100");
+        }
+        // A refused connect means that no listener is there; a pause of the peer does not refuse
+        // connections (its kernel accepts them), so set-up keeps its own, shorter bound.
+        long connectTimeoutMs = Env.getLong(JCCL_SOCKET_CONNECT_TIMEOUT_MS, 5000);
+        if (connectTimeoutMs < 100) {
+            throw new IllegalArgumentException(JCCL_SOCKET_CONNECT_TIMEOUT_MS + "=" + connectTimeoutMs + " is below 100");
         }
         return new Settings(Env.get(NCCL_SOCKET_IFNAME), family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
                 inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
-                Duration.ofMillis(timeoutMs));
+                Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs));
     }
 
     private static int auto(String name, int automatic) {
