@@ -88,7 +88,7 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection", list, s.streams(), s.threads());
+                + "per connection (%s)", list, s.streams(), s.threads(), s.layoutReason());
     }
 
     NetLogger logger() {
