@@ -11,7 +11,7 @@ import java.security.MessageDigest;
  * <pre>
  *  0  u32  magic (as in the handle)
  *  4  u8   version
- *  5  u8   index of this socket: 0 = control stream, 1..n = data streams
+ *  5  u8   index of this socket: 0 = control stream, 1..n = data streams, n+1 = liveness
  *  6  u16  number of data streams of the comm
  *  8  u8[16] the listener's secret, from the handle
  * 24  u64  connection id, the same on every socket of one comm
@@ -28,6 +28,16 @@ final class Handshake {
         this.socketIndex = socketIndex;
         this.streams = streams;
         this.connectionId = connectionId;
+    }
+
+    /** @return the index of the liveness socket of a comm with {@code streams} data streams: the last one */
+    static int livenessIndex(int streams) {
+        return streams + 1;
+    }
+
+    /** @return how many sockets a comm with {@code streams} data streams has: control, data, liveness */
+    static int sockets(int streams) {
+        return streams + 2;
     }
 
     static ByteBuffer encode(int socketIndex, int streams, byte[] secret, long connectionId) {
@@ -59,7 +69,7 @@ final class Handshake {
         }
         int index = Byte.toUnsignedInt(b.get(5));
         int streams = Short.toUnsignedInt(b.getShort(6));
-        if (streams > SocketConfig.MAX_STREAMS || index > streams) {
+        if (streams > SocketConfig.MAX_STREAMS || index > livenessIndex(streams)) {
             throw new IllegalArgumentException("bad socket index " + index + " of " + streams + " streams");
         }
         return new Handshake(index, streams, b.getLong(24));

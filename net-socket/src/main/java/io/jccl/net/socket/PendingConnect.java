@@ -10,11 +10,11 @@ import java.nio.channels.SocketChannel;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A connection being made, one non-blocking step per {@code connect} call: open the control and
- * data sockets, finish each TCP connect, write each {@link Handshake}. A refused or unreachable
+ * A connection being made, one non-blocking step per {@code connect} call: open the control, data
+ * and liveness sockets, finish each TCP connect, write each {@link Handshake}. A refused or unreachable
  * connect is retried as NCCL does ({@code NCCL_SOCKET_RETRY_CNT} times, waiting n x
  * {@code NCCL_SOCKET_RETRY_SLEEP_MSEC} before the n-th retry) without ever sleeping in the caller,
- * but never longer than {@code JCCL_SOCKET_TIMEOUT_MS} in all: a handle exists only once its
+ * but never longer than {@code JCCL_SOCKET_CONNECT_TIMEOUT_MS} in all: a handle exists only once its
  * listener is bound, so a refusal that lasts means the listener is gone.
  */
 final class PendingConnect {
@@ -36,12 +36,12 @@ final class PendingConnect {
         this.plugin = plugin;
         this.settings = settings;
         this.target = target;
-        int n = target.streams() + 1;
+        int n = Handshake.sockets(target.streams());
         this.sockets = new SocketChannel[n];
         this.handshakes = new ByteBuffer[n];
         this.steps = new Step[n];
         this.connectStarted = new long[n];
-        this.giveUpNanos = System.nanoTime() + settings.timeout().toNanos();
+        this.giveUpNanos = System.nanoTime() + settings.connectTimeout().toNanos();
         for (int i = 0; i < n; i++) {
             steps[i] = Step.IDLE;
             handshakes[i] = Handshake.encode(i, target.streams(), target.secret(), connectionId);
@@ -72,7 +72,8 @@ final class PendingConnect {
         SocketChannel[] data = new SocketChannel[target.streams()];
         System.arraycopy(sockets, 1, data, 0, data.length);
         SocketConfig.Settings agreed = settings.withLayout(target.threads(), target.streams(), target.minChunkBytes());
-        SocketSendComm comm = new SocketSendComm(plugin, agreed, sockets[0], data, target.threads(), describe());
+        SocketSendComm comm = new SocketSendComm(plugin, agreed, sockets[0], data,
+                sockets[Handshake.livenessIndex(target.streams())], target.threads(), describe());
         comm.start();
         return comm;
     }
@@ -97,8 +98,8 @@ final class PendingConnect {
                 if (sockets[i].finishConnect()) {
                     steps[i] = Step.HANDSHAKING;
                     step(i, now);
-                } else if (now - connectStarted[i] > settings.timeout().toNanos()) {
-                    throw new ConnectException("no answer within " + settings.timeout().toMillis() + " ms");
+                } else if (now - connectStarted[i] > settings.connectTimeout().toNanos()) {
+                    throw new ConnectException("no answer within " + settings.connectTimeout().toMillis() + " ms");
                 }
             }
             case HANDSHAKING -> {
@@ -120,9 +121,9 @@ final class PendingConnect {
         if (++retries > settings.retries() || now - giveUpNanos > 0) {
             abandon();
             throw NetException.systemError("JcclSocket could not connect to " + describe() + " after "
-                    + (retries - 1) + " retries in " + (settings.timeout().toMillis() - (giveUpNanos - now) / 1_000_000)
+                    + (retries - 1) + " retries in " + (settings.connectTimeout().toMillis() - (giveUpNanos - now) / 1_000_000)
                     + " ms: " + cause.getMessage() + " (is the peer listening? NCCL_SOCKET_RETRY_CNT, "
-                    + "NCCL_SOCKET_RETRY_SLEEP_MSEC, JCCL_SOCKET_TIMEOUT_MS)", cause);
+                    + "NCCL_SOCKET_RETRY_SLEEP_MSEC, JCCL_SOCKET_CONNECT_TIMEOUT_MS)", cause);
         }
         nextAttemptNanos = now + retries * settings.retrySleepMs() * 1_000_000L;
     }

@@ -34,6 +34,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     /** The peer's address, for error messages. */
     final String peer;
     final SocketChannel control;
+    /** The liveness socket: heartbeats both ways, read and written only by the plugin's {@link LivenessWatch}. */
+    final SocketChannel liveness;
+    private final LivenessWatch watch;
     final ControlOut out;
     final ControlIn in;
     final DataStream[] streams;
@@ -43,14 +46,20 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final long timeoutNanos;
     private volatile NetException failure;
     private volatile boolean closed;
+    /** When the peer's last heartbeat arrived (the comm's creation before the first); written by the watch. */
+    private volatile long lastHeardNanos = System.nanoTime();
+    /** Why the liveness socket ended, or null while it works; written by the watch. */
+    private volatile String livenessEnd;
     /** Round-robin position of the next chunk, the same on both ends of the connection. */
     private int nextStream;
 
     SocketComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
-               int threads, boolean sending, String peer) {
+               SocketChannel liveness, int threads, boolean sending, String peer) throws NetException {
         this.plugin = plugin;
         this.peer = peer;
         this.control = control;
+        this.liveness = liveness;
+        this.watch = plugin.livenessWatch();
         this.out = new ControlOut(control);
         this.in = new ControlIn(control);
         this.inlineBytes = settings.inlineBytes();
@@ -76,10 +85,31 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
     }
 
-    /** Starts the I/O threads; called once the comm is fully built, so they never see it half made. */
+    /**
+     * Starts the I/O threads and the heartbeats; called once the comm is fully built, so they never
+     * see it half made.
+     */
     final void start() {
         for (StreamWorker w : workers) {
             w.start();
+        }
+        watch.watch(this);
+    }
+
+    /** A heartbeat (or several) arrived. Liveness thread. */
+    final void heard(long nanos) {
+        lastHeardNanos = nanos;
+    }
+
+    /**
+     * The liveness socket closed or broke. The comm does not fail here: a peer that closed its comm
+     * after its last send may still have bytes on the way over the other sockets, and the control
+     * stream reports a real loss by itself; what is left is the silence, judged as for any peer.
+     * Liveness thread.
+     */
+    final void livenessEnded(String why) {
+        if (livenessEnd == null) {
+            livenessEnd = why;
         }
     }
 
@@ -144,6 +174,16 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
 
     private void watchStalls() {
         long now = System.nanoTime();
+        long silent = watch.lastPassNanos() - lastHeardNanos;
+        if (silent > timeoutNanos) {
+            String end = livenessEnd;
+            fail(NetException.remoteError("peer " + peer + " sent no heartbeat for "
+                    + TimeUnit.NANOSECONDS.toMillis(silent) + " ms"
+                    + (end == null ? "" : " (its liveness connection " + end + ")")
+                    + ": it is frozen, dead or unreachable (JCCL_SOCKET_TIMEOUT_MS="
+                    + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + ")"));
+            return;
+        }
         if (out.busy() && now - out.lastMovedNanos() > timeoutNanos) {
             fail(stalled("accepted no data"));
             return;
@@ -213,6 +253,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         for (DataStream s : streams) {
             closeQuietly(s.channel);
         }
+        closeQuietly(liveness);
         plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: closed connection %s %s", sending() ? "to" : "from", peer);
     }
 

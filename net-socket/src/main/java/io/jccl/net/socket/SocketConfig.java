@@ -3,6 +3,9 @@ package io.jccl.net.socket;
 import io.jccl.spi.config.Env;
 import io.jccl.spi.config.EnvVar;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -26,12 +29,13 @@ public final class SocketConfig {
 
     @EnvVar(defaultValue = "auto",
             description = "I/O threads per JcclSocket connection (0 to 16); 0 moves all data on the control stream "
-                    + "in the caller of test(). auto: 0 on machines with fewer than 8 cores, 2 with 8 to 15, 4 from 16 cores up.")
+                    + "in the caller of test(). auto: 0 on machines with fewer than 8 cores, 2 with 8 to 15, 4 from 16 cores up; "
+                    + "a process bound to fewer cores than the machine has online (mpirun, taskset) gets at least 2.")
     public static final String NCCL_SOCKET_NTHREADS = "NCCL_SOCKET_NTHREADS";
 
     @EnvVar(defaultValue = "auto",
             description = "Data streams (TCP connections) per I/O thread; threads x streams is capped at 64. "
-                    + "auto: 1.")
+                    + "auto: 1, or 2 when a bound process gets 2 I/O threads.")
     public static final String NCCL_NSOCKS_PERTHREAD = "NCCL_NSOCKS_PERTHREAD";
 
     @EnvVar(defaultValue = "1024",
@@ -52,17 +56,25 @@ public final class SocketConfig {
 
     @EnvVar(defaultValue = "34",
             description = "Times JcclSocket retries a refused or unreachable connect before it fails (within "
-                    + "JCCL_SOCKET_TIMEOUT_MS in all).")
+                    + "JCCL_SOCKET_CONNECT_TIMEOUT_MS in all).")
     public static final String NCCL_SOCKET_RETRY_CNT = "NCCL_SOCKET_RETRY_CNT";
 
     @EnvVar(defaultValue = "100",
             description = "Milliseconds before the first connect retry; the n-th retry waits n times as long.")
     public static final String NCCL_SOCKET_RETRY_SLEEP_MSEC = "NCCL_SOCKET_RETRY_SLEEP_MSEC";
 
-    @EnvVar(defaultValue = "5000",
-            description = "Bound in milliseconds on detecting a dead or stuck JcclSocket peer: pending requests fail "
-                    + "within it; also the deadline of a connection's set-up and handshake.")
+    @EnvVar(defaultValue = "15000",
+            description = "Bound in milliseconds on detecting a dead, frozen, unreachable or stuck JcclSocket peer: "
+                    + "every comm sends a heartbeat each second (each fifth of a shorter bound), and pending requests "
+                    + "fail once the peer has been silent, or has taken or sent none of a started message, for this "
+                    + "long; a peer that exits fails them at once.")
     public static final String JCCL_SOCKET_TIMEOUT_MS = "JCCL_SOCKET_TIMEOUT_MS";
+
+    @EnvVar(defaultValue = "5000",
+            description = "Bound in milliseconds on a JcclSocket connection's set-up: connect retries a refused or "
+                    + "unanswered connect (NCCL_SOCKET_RETRY_CNT) for at most this long in all, and a listener drops a "
+                    + "socket that has not presented its handshake within it.")
+    public static final String JCCL_SOCKET_CONNECT_TIMEOUT_MS = "JCCL_SOCKET_CONNECT_TIMEOUT_MS";
 
     /** The most I/O threads per connection, as in NCCL. */
     static final int MAX_THREADS = 16;
@@ -83,10 +95,21 @@ public final class SocketConfig {
      * @param retries        connect retries
      * @param retrySleepMs   first connect retry delay
      * @param timeout        failure-detection bound
+     * @param connectTimeout connection set-up bound
+     * @param layoutReason   why the stream layout is what it is, for the log
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
-                    Duration timeout) {
+                    Duration timeout, Duration connectTimeout, String layoutReason) {
+
+        /**
+         * @return how often every comm sends a heartbeat on its liveness socket: every second, or
+         *         five times within a bound shorter than 5 s, so that a live peer is never silent
+         *         for most of the bound
+         */
+        Duration heartbeatInterval() {
+            return timeout.dividedBy(5).compareTo(Duration.ofSeconds(1)) < 0 ? timeout.dividedBy(5) : Duration.ofSeconds(1);
+        }
 
         /** @return data streams per connection: threads x streams per thread, capped at {@value #MAX_STREAMS} */
         int streams() {
@@ -96,7 +119,8 @@ public final class SocketConfig {
         /** @return these settings with the stream layout a listener chose, which both ends must share */
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
-                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout);
+                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
+                    connectTimeout, "chosen by the listener");
         }
     }
 
@@ -105,39 +129,108 @@ public final class SocketConfig {
      * @throws IllegalArgumentException naming the variable if a value is malformed or out of range
      */
     static Settings fromEnvironment() {
-        int cores = Runtime.getRuntime().availableProcessors();
-        // Measured (net-socket/README.md): on 2 cores the caller's thread alone is fastest; on a 16-core
-        // host 4 threads of 1 stream beat 2 threads by 1.8x at 64 MiB.
-        int threads = auto(NCCL_SOCKET_NTHREADS, cores < 8 ? 0 : cores < 16 ? 2 : 4);
+        Layout auto = autoLayout(onlineCpus(), Runtime.getRuntime().availableProcessors());
+        boolean threadsAuto = isAuto(NCCL_SOCKET_NTHREADS);
+        int threads = threadsAuto ? auto.threads() : Env.getInt(NCCL_SOCKET_NTHREADS, auto.threads());
         if (threads < 0 || threads > MAX_THREADS) {
             throw new IllegalArgumentException(NCCL_SOCKET_NTHREADS + "=" + threads + " is outside 0.." + MAX_THREADS);
         }
-        int perThread = auto(NCCL_NSOCKS_PERTHREAD, 1);
+        boolean perThreadAuto = isAuto(NCCL_NSOCKS_PERTHREAD);
+        int perThread = !perThreadAuto ? Env.getInt(NCCL_NSOCKS_PERTHREAD, 1) : threadsAuto ? auto.streamsPerThread() : 1;
         if (perThread < 1 || perThread > MAX_STREAMS) {
             throw new IllegalArgumentException(NCCL_NSOCKS_PERTHREAD + "=" + perThread + " is outside 1.." + MAX_STREAMS);
         }
         if (threads > 0 && threads * perThread > MAX_STREAMS) {
             perThread = MAX_STREAMS / threads;
         }
+        String why = threadsAuto && perThreadAuto ? "auto: " + auto.reason()
+                : threadsAuto ? "set by " + NCCL_NSOCKS_PERTHREAD
+                : perThreadAuto ? "set by " + NCCL_SOCKET_NTHREADS
+                : "set by " + NCCL_SOCKET_NTHREADS + " and " + NCCL_NSOCKS_PERTHREAD;
         int inline = positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, 1024), 0, Wire.MAX_INLINE);
         int minChunk = positive(NCCL_SOCKET_MIN_TASKSIZE, (int) Env.getBytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10),
                 4096, 1 << 30);
-        long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 5000);
+        long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 15_000);
         if (timeoutMs < 100) {
             throw new IllegalArgumentException(JCCL_SOCKET_TIMEOUT_MS + "=" + timeoutMs + " is below 100");
+        }
+        // A refused connect means that no listener is there; a pause of the peer does not refuse
+        // connections (its kernel accepts them), so set-up keeps its own, shorter bound.
+        long connectTimeoutMs = Env.getLong(JCCL_SOCKET_CONNECT_TIMEOUT_MS, 5000);
+        if (connectTimeoutMs < 100) {
+            throw new IllegalArgumentException(JCCL_SOCKET_CONNECT_TIMEOUT_MS + "=" + connectTimeoutMs + " is below 100");
         }
         return new Settings(Env.get(NCCL_SOCKET_IFNAME), family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
                 inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
-                Duration.ofMillis(timeoutMs));
+                Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why);
     }
 
-    private static int auto(String name, int automatic) {
+    private static boolean isAuto(String name) {
         String v = Env.get(name);
-        if (v == null || v.equalsIgnoreCase("auto") || v.equals("-2")) {
-            return automatic;
+        return v == null || v.equalsIgnoreCase("auto") || v.equals("-2");
+    }
+
+    /**
+     * An automatic stream layout and why it was chosen, for the log.
+     *
+     * @param threads          I/O threads per connection
+     * @param streamsPerThread data streams per I/O thread
+     * @param reason           one phrase for the INFO line
+     */
+    record Layout(int threads, int streamsPerThread, String reason) {
+    }
+
+    /**
+     * The automatic layout (measured, net-socket/README.md "Stream layout defaults"). With every
+     * core of the machine usable: on fewer than 8 cores the caller's thread alone is fastest; on a
+     * 16-core host 4 threads of 1 stream beat 2 threads by 1.8x at 64 MiB. Under a CPU binding
+     * (mpirun's one core per rank, taskset, a cpuset), the threads of a rank share its cores:
+     * there a caller that polls {@code test()} starves the thread that has data to move for whole
+     * scheduler slices, and I/O threads, which back off and park when idle, share the core far
+     * better (3.4x the throughput of the caller alone on one bound core).
+     *
+     * @param online the machine's online CPUs
+     * @param usable the CPUs this process may run on (affinity mask, container quota)
+     */
+    static Layout autoLayout(int online, int usable) {
+        int machine = online < 8 ? 0 : online < 16 ? 2 : 4;
+        if (usable >= online) {
+            return new Layout(machine, 1, machine == 0
+                    ? online + " cores: the caller of test() moves the data, as it is fastest below 8 cores"
+                    : online + " cores: " + machine + " I/O threads");
         }
-        return Env.getInt(name, automatic);
+        int threads = Math.max(2, machine);
+        int perThread = threads == 2 ? 2 : 1;
+        return new Layout(threads, perThread, "bound to " + usable + " of " + online + " online cores (launcher "
+                + "binding or cpuset): I/O threads that park when idle share the bound cores better than a caller "
+                + "polling test()");
+    }
+
+    /**
+     * @return the machine's online CPUs ({@code /sys/devices/system/cpu/online}), or the usable ones
+     *         where that file cannot be read
+     */
+    static int onlineCpus() {
+        try {
+            return countCpuList(Files.readString(Path.of("/sys/devices/system/cpu/online")).trim());
+        } catch (IOException | RuntimeException e) {
+            return Runtime.getRuntime().availableProcessors();
+        }
+    }
+
+    /**
+     * @param list a kernel CPU list such as {@code 0-3,8-11} or {@code 0}
+     * @return how many CPUs it names
+     */
+    static int countCpuList(String list) {
+        int n = 0;
+        for (String range : list.split(",")) {
+            int dash = range.indexOf('-');
+            n += dash < 0 ? 1 : Integer.parseInt(range.substring(dash + 1).trim())
+                    - Integer.parseInt(range.substring(0, dash).trim()) + 1;
+        }
+        return n;
     }
 
     private static int positive(String name, int value, int min, int max) {

@@ -34,7 +34,7 @@ import java.nio.ByteOrder;
  */
 final class SocketHandle {
     static final int MAGIC = 0x314b534a; // the bytes "JSK1", read little-endian
-    static final byte VERSION = 1;
+    static final byte VERSION = 2; // 2: every comm has a liveness socket
     static final int SECRET_BYTES = 16;
 
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

@@ -18,10 +18,10 @@ import java.util.Map;
 /**
  * A listening socket that turns incoming TCP connections into receive comms.
  *
- * <p>Every socket must present the listener's secret in its {@link Handshake} within the timeout;
+ * <p>Every socket must present the listener's secret in its {@link Handshake} within {@code JCCL_SOCKET_CONNECT_TIMEOUT_MS};
  * sockets that send garbage, the wrong secret or nothing at all are closed and logged, and never
- * disturb the others. Sockets of one comm (the control stream and the data streams) are grouped by
- * their connection id; a comm is ready once all have arrived. Any number of comms may be accepted.
+ * disturb the others. Sockets of one comm (the control stream, the data streams and the liveness
+ * socket) are grouped by their connection id; a comm is ready once all have arrived. Any number of comms may be accepted.
  */
 final class SocketListenComm implements ListenComm {
     /** Handshakes in progress at most; the oldest is dropped beyond this, so a flood cannot grow memory. */
@@ -59,7 +59,7 @@ final class SocketListenComm implements ListenComm {
         int arrived;
 
         Assembly(int streams, String remote, long deadline) {
-            this.sockets = new SocketChannel[streams + 1];
+            this.sockets = new SocketChannel[Handshake.sockets(streams)];
             this.remote = remote;
             this.deadline = deadline;
         }
@@ -87,7 +87,7 @@ final class SocketListenComm implements ListenComm {
                 if (handshaking.size() == MAX_HANDSHAKES) {
                     drop(handshaking.poll(), "too many handshakes in progress");
                 }
-                handshaking.add(new Incoming(c, describe(c.getRemoteAddress()), now + settings.timeout().toNanos()));
+                handshaking.add(new Incoming(c, describe(c.getRemoteAddress()), now + settings.connectTimeout().toNanos()));
             }
         } catch (IOException e) {
             throw NetException.systemError("JcclSocket listener " + address + " failed: " + e.getMessage(), e);
@@ -106,7 +106,7 @@ final class SocketListenComm implements ListenComm {
                     admit(s, h, now);
                     continue;
                 } else if (now - s.deadline > 0) {
-                    rejection = "sent no complete handshake within " + settings.timeout().toMillis() + " ms";
+                    rejection = "sent no complete handshake within " + settings.connectTimeout().toMillis() + " ms";
                 } else {
                     continue;
                 }
@@ -132,10 +132,10 @@ final class SocketListenComm implements ListenComm {
         return ready.poll();
     }
 
-    private void admit(Incoming s, Handshake h, long now) throws IOException {
+    private void admit(Incoming s, Handshake h, long now) throws IOException, NetException {
         Assembly a = assembling.computeIfAbsent(h.connectionId, id -> new Assembly(h.streams, s.remote,
-                now + settings.timeout().toNanos()));
-        if (a.sockets.length != h.streams + 1 || a.sockets[h.socketIndex] != null) {
+                now + settings.connectTimeout().toNanos()));
+        if (a.sockets.length != Handshake.sockets(h.streams) || a.sockets[h.socketIndex] != null) {
             drop(s, "inconsistent handshake for connection " + Long.toHexString(h.connectionId));
             return;
         }
@@ -145,7 +145,8 @@ final class SocketListenComm implements ListenComm {
             assembling.remove(h.connectionId);
             SocketChannel[] data = new SocketChannel[h.streams];
             System.arraycopy(a.sockets, 1, data, 0, h.streams);
-            SocketRecvComm comm = new SocketRecvComm(plugin, settings, a.sockets[0], data, settings.threads(), a.remote);
+            SocketRecvComm comm = new SocketRecvComm(plugin, settings, a.sockets[0], data,
+                    a.sockets[Handshake.livenessIndex(h.streams)], settings.threads(), a.remote);
             comm.start();
             ready.add(comm);
             plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: accepted connection from %s on %s "

@@ -46,6 +46,8 @@ public final class SocketNetPlugin implements NetPlugin {
     private volatile List<SocketDevice> devices;
     /** Connections being made, by the cookie their handle carries. */
     private final Map<Long, PendingConnect> pendingConnects = new ConcurrentHashMap<>();
+    /** Heartbeats of every comm; started with the first connection. */
+    private LivenessWatch livenessWatch;
 
     /** Found by ServiceLoader; does no work until {@link #init}. */
     public SocketNetPlugin() {
@@ -86,11 +88,23 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection", list, s.streams(), s.threads());
+                + "per connection (%s)", list, s.streams(), s.threads(), s.layoutReason());
     }
 
     NetLogger logger() {
         return logger;
+    }
+
+    /** @return the heartbeat thread of this plugin's comms, started on first use */
+    synchronized LivenessWatch livenessWatch() throws NetException {
+        if (livenessWatch == null) {
+            try {
+                livenessWatch = new LivenessWatch(logger, settings.heartbeatInterval().toNanos());
+            } catch (IOException e) {
+                throw NetException.systemError("JcclSocket cannot open a selector for its heartbeats: " + e.getMessage(), e);
+            }
+        }
+        return livenessWatch;
     }
 
     @Override
@@ -259,6 +273,12 @@ public final class SocketNetPlugin implements NetPlugin {
     public void close() {
         pendingConnects.values().forEach(PendingConnect::abandon);
         pendingConnects.clear();
+        synchronized (this) {
+            if (livenessWatch != null) {
+                livenessWatch.close();
+                livenessWatch = null;
+            }
+        }
     }
 
     /** Socket options of every connection: no Nagle, keep-alive probes sized to the failure bound. */

@@ -50,8 +50,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     private int readAhead = ControlIn.BUFFER_BYTES;
 
     SocketRecvComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
-                   int threads, String peer) {
-        super(plugin, settings, control, data, threads, false, peer);
+                   SocketChannel liveness, int threads, String peer) throws NetException {
+        super(plugin, settings, control, data, liveness, threads, false, peer);
         for (int i = 0; i < MAX_RECEIVES; i++) {
             requests[i] = new RecvRequest(this, i);
         }

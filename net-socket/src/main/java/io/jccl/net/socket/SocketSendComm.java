@@ -44,8 +44,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long requestTail;
 
     SocketSendComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
-                   int threads, String peer) {
-        super(plugin, settings, control, data, threads, true, peer);
+                   SocketChannel liveness, int threads, String peer) throws NetException {
+        super(plugin, settings, control, data, liveness, threads, true, peer);
         for (int i = 0; i < MAX_SENDS; i++) {
             requests[i] = new SendRequest(this, i);
         }

@@ -2,8 +2,10 @@ package io.jccl.net.socket;
 
 import io.jccl.spi.ListenComm;
 import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
 import io.jccl.spi.NetHandle;
 import io.jccl.spi.NetLogger;
+import io.jccl.spi.NetRequest;
 import io.jccl.spi.PointerType;
 import io.jccl.spi.RecvComm;
 import io.jccl.spi.SendComm;
@@ -15,12 +17,24 @@ import java.lang.foreign.MemorySegment;
 import java.util.HexFormat;
 
 /**
- * The far end for {@link SocketFaultTest}, run in its own JVM so that the test can kill it: prints
- * its listen handle, connects both ways to the test's handle (read from stdin), posts one large
- * receive that it never progresses, prints READY, then waits to be killed.
+ * The far end for {@link SocketFaultTest} and {@link SocketLivenessTest}, run in its own JVM so
+ * that a test can kill or freeze it: prints its listen handle, connects both ways to the test's
+ * handle (read from stdin), posts one 64 MiB receive (except {@code late}), prints READY, then, by
+ * its argument:
+ * <ul>
+ *   <li>{@code idle} (or none): never progresses the receive and waits to be killed;</li>
+ *   <li>{@code active}: keeps testing its receive (as NCCL's proxy would) until it is frozen or killed;</li>
+ *   <li>{@code late MS}: sleeps MS milliseconds (alive, but posting nothing, like a rank that
+ *       computes), then posts its receive, sends 1 MiB of pattern 7, completes both, prints DONE and
+ *       waits.</li>
+ * </ul>
  */
 public final class PeerProcess {
+    private PeerProcess() {
+    }
+
     public static void main(String[] args) throws Exception {
+        String mode = args.length == 0 ? "idle" : args[0];
         SocketNetPlugin net = new SocketNetPlugin();
         net.init(NetLogger.noop());
         NetHandle mine = NetHandle.allocate();
@@ -41,9 +55,43 @@ public final class PeerProcess {
         }
         MemorySegment buffer = Arena.global().allocate(64L << 20);
         MemoryHandle mh = net.regMr(recv, buffer, PointerType.HOST);
-        net.irecv(recv, 1, new MemorySegment[] {buffer}, new int[] {0}, new MemoryHandle[] {mh});
+        boolean late = mode.equals("late");
+        NetRequest receiving = late ? null : post(net, recv, buffer, mh);
         System.out.println("READY");
         System.out.flush();
+        switch (mode) {
+            case "active" -> {
+                while (!net.test(receiving, null)) {
+                    Thread.onSpinWait();
+                }
+            }
+            case "late" -> {
+                Thread.sleep(Long.parseLong(args[1]));
+                receiving = post(net, recv, buffer, mh);
+                MemorySegment out = Arena.global().allocate(1 << 20);
+                Loopback.fillPattern(out, 7);
+                MemoryHandle smh = net.regMr(send, out, PointerType.HOST);
+                NetRequest sending;
+                while ((sending = net.isend(send, out, 0, smh)) == null) {
+                    Thread.onSpinWait();
+                }
+                boolean sent = false;
+                boolean received = false;
+                while (!sent || !received) {
+                    sent = sent || net.test(sending, null);
+                    received = received || net.test(receiving, null);
+                }
+                System.out.println("DONE");
+                System.out.flush();
+            }
+            default -> {
+            }
+        }
         Thread.sleep(Long.MAX_VALUE);
+    }
+
+    private static NetRequest post(SocketNetPlugin net, RecvComm recv, MemorySegment buffer, MemoryHandle mh)
+            throws NetException {
+        return net.irecv(recv, 1, new MemorySegment[] {buffer}, new int[] {0}, new MemoryHandle[] {mh});
     }
 }

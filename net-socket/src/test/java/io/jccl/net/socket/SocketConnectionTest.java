@@ -172,7 +172,7 @@ class SocketConnectionTest {
 
     @Test
     void garbageStrayAndUnauthenticatedConnectionsAreDroppedWithoutWedgingTheListener() throws Exception {
-        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, "500"))) {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_CONNECT_TIMEOUT_MS, "500"))) {
             NetHandle h = NetHandle.allocate();
             ListenComm l = lo.plugin.listen(0, h);
             InetSocketAddress target = ((SocketListenComm) l).address;
@@ -258,7 +258,7 @@ class SocketConnectionTest {
 
     @Test
     void connectingToAClosedListenerGivesUpWithinTheTimeout() throws NetException {
-        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, "1000"))) {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_CONNECT_TIMEOUT_MS, "1000"))) {
             NetHandle h = NetHandle.allocate();
             lo.plugin.closeListen(lo.plugin.listen(0, h));
             long t0 = System.nanoTime();

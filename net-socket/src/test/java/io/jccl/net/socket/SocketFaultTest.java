@@ -1,26 +1,17 @@
 package io.jccl.net.socket;
 
-import io.jccl.spi.ListenComm;
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
-import io.jccl.spi.NetHandle;
 import io.jccl.spi.NetRequest;
 import io.jccl.spi.NetResult;
 import io.jccl.spi.PointerType;
-import io.jccl.spi.RecvComm;
 import io.jccl.spi.SendComm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.file.Path;
-import java.util.HexFormat;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
@@ -38,53 +29,25 @@ class SocketFaultTest {
     @ValueSource(strings = {"0x1", "2x2"})
     void whenThePeerProcessIsKilledEveryPendingRequestFailsPromptly(String layout) throws Exception {
         String[] tp = layout.split("x");
-        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
-                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]))) {
-            NetHandle h = NetHandle.allocate();
-            ListenComm listen = lo.plugin.listen(0, h);
-            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
-            Process peer = new ProcessBuilder(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED",
-                    "-D" + SocketConfig.NCCL_SOCKET_NTHREADS + "=" + tp[0],
-                    "-D" + SocketConfig.NCCL_NSOCKS_PERTHREAD + "=" + tp[1],
-                    "-cp", System.getProperty("java.class.path"), PeerProcess.class.getName()))
-                    .redirectError(ProcessBuilder.Redirect.INHERIT).start();
-            try {
-                BufferedReader out = new BufferedReader(new InputStreamReader(peer.getInputStream()));
-                NetHandle theirs = NetHandle.fromBytes(HexFormat.of().parseHex(out.readLine().trim()));
-                PrintStream toPeer = new PrintStream(peer.getOutputStream(), true);
-                toPeer.println(HexFormat.of().formatHex(h.toByteArray()));
-                SendComm send = null;
-                RecvComm recv = null;
-                long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
-                while (send == null || recv == null) {
-                    if (send == null) {
-                        send = lo.plugin.connect(0, theirs);
-                    }
-                    if (recv == null) {
-                        recv = lo.plugin.accept(listen);
-                    }
-                    assertTrue(System.currentTimeMillis() < deadline, "peer did not connect");
-                }
-                assertEquals("READY", out.readLine());
-                MemorySegment big = lo.allocate(64L << 20);
-                NetRequest sending = lo.send(send, big, 0, lo.register(send, big));
-                NetRequest receiving = lo.recv(recv, big.asSlice(0, 1 << 20), 0, lo.register(recv, big));
-                for (int i = 0; i < 100; i++) {
-                    assertTrue(!lo.plugin.test(sending, null) && !lo.plugin.test(receiving, null),
-                            "the peer never reads nor sends, so nothing completes");
-                }
-                long killed = System.nanoTime();
-                peer.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                Loopback.Outcome[] o = lo.settle(sending, receiving);
-                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
-                for (Loopback.Outcome outcome : o) {
-                    assertNotNull(outcome.error(), "a request of a dead peer must fail");
-                    assertSame(NetResult.REMOTE_ERROR, outcome.error().result(), outcome.error().toString());
-                }
-                assertTrue(ms < 5_000, "failed after " + ms + " ms; the bound is 5000");
-            } finally {
-                peer.destroyForcibly();
+        Map<String, String> variables = Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]);
+        try (Loopback lo = new Loopback(variables); RemotePeer peer = new RemotePeer(lo, variables, "idle")) {
+            MemorySegment big = lo.allocate(64L << 20);
+            NetRequest sending = lo.send(peer.send, big, 0, lo.register(peer.send, big));
+            NetRequest receiving = lo.recv(peer.recv, big.asSlice(0, 1 << 20), 0, lo.register(peer.recv, big));
+            for (int i = 0; i < 100; i++) {
+                assertTrue(!lo.plugin.test(sending, null) && !lo.plugin.test(receiving, null),
+                        "the peer never reads nor sends, so nothing completes");
             }
+            long killed = System.nanoTime();
+            peer.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            Loopback.Outcome[] o = lo.settle(sending, receiving);
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+            for (Loopback.Outcome outcome : o) {
+                assertNotNull(outcome.error(), "a request of a dead peer must fail");
+                assertSame(NetResult.REMOTE_ERROR, outcome.error().result(), outcome.error().toString());
+            }
+            assertTrue(ms < 5_000, "failed after " + ms + " ms; a peer that exits is seen at once");
         }
     }
 

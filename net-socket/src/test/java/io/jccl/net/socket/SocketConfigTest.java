@@ -1,0 +1,58 @@
+package io.jccl.net.socket;
+
+import org.junit.jupiter.api.Test;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The automatic stream layout, with and without a launcher's CPU binding. */
+class SocketConfigTest {
+
+    @Test
+    void cpuListsAreCountedAsTheKernelWritesThem() {
+        assertEquals(1, SocketConfig.countCpuList("0"));
+        assertEquals(2, SocketConfig.countCpuList("0-1"));
+        assertEquals(8, SocketConfig.countCpuList("0-3,8-11"));
+        assertEquals(5, SocketConfig.countCpuList("0,2,4-6"));
+        assertTrue(SocketConfig.onlineCpus() >= Runtime.getRuntime().availableProcessors(),
+                "a process cannot use more CPUs than the machine has online");
+    }
+
+    @Test
+    void anUnboundProcessGetsTheLayoutOfItsCoreCount() {
+        assertLayout(0, 1, SocketConfig.autoLayout(2, 2));
+        assertLayout(0, 1, SocketConfig.autoLayout(4, 4));
+        assertLayout(2, 1, SocketConfig.autoLayout(8, 8));
+        assertLayout(4, 1, SocketConfig.autoLayout(16, 16));
+        assertLayout(4, 1, SocketConfig.autoLayout(128, 128));
+    }
+
+    @Test
+    void aBindingDoesNotCollapseTheLayoutToNoStreams() {
+        // mpirun's default: one core per rank on a 16-core host; taskset -c 0 on a 2-core machine.
+        SocketConfig.Layout bound = SocketConfig.autoLayout(16, 1);
+        assertLayout(4, 1, bound);
+        assertTrue(bound.reason().contains("bound to 1 of 16"), bound.reason());
+        assertLayout(2, 2, SocketConfig.autoLayout(2, 1));
+        assertLayout(2, 2, SocketConfig.autoLayout(8, 4));
+    }
+
+    @Test
+    void theChosenLayoutIsExplainedAndExplicitSettingsWin() {
+        SocketConfig.Settings auto = SocketConfig.fromEnvironment();
+        assertTrue(auto.layoutReason().startsWith("auto: "), auto.layoutReason());
+        System.setProperty(SocketConfig.NCCL_SOCKET_NTHREADS, "3");
+        try {
+            SocketConfig.Settings set = SocketConfig.fromEnvironment();
+            assertEquals(3, set.threads());
+            assertEquals(3, set.streams(), "NCCL_NSOCKS_PERTHREAD stays 1 when only the threads are set");
+            assertEquals("set by " + SocketConfig.NCCL_SOCKET_NTHREADS, set.layoutReason());
+        } finally {
+            System.clearProperty(SocketConfig.NCCL_SOCKET_NTHREADS);
+        }
+    }
+
+    private static void assertLayout(int threads, int perThread, SocketConfig.Layout layout) {
+        assertEquals(threads + "x" + perThread, layout.threads() + "x" + layout.streamsPerThread(), layout.reason());
+    }
+}
