@@ -109,9 +109,10 @@ def run(args, name, mode):
                "--cycles", str(args.cycle), "--wait", str(args.wait), "--result", result]
         procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.time() + args.wait + 30
-    while procs[0].poll() is None and time.time() < deadline:
+    waited = procs if mode == "cycle" else procs[:1]  # a frozen or killed rank 1 never exits by itself
+    while any(p.poll() is None for p in waited) and time.time() < deadline:
         time.sleep(0.2)
-    hung = procs[0].poll() is None
+    hung = any(p.poll() is None for p in waited)
     for p in procs:
         if p.poll() is None:
             p.kill()  # SIGKILL also ends a stopped process
