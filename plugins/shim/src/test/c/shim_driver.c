@@ -14,6 +14,11 @@
  *   jccl-shim-driver LIBRARY reload     exchange, dlclose, then reopen as NCCL 2.28/2.29 do for the
  *                                       next communicator (by the default name libnccl-net.so, the
  *                                       path forgotten) and exchange again
+ *   jccl-shim-driver LIBRARY frozen-peer IDLE_MS
+ *                                       a second process connects and then idles for IDLE_MS (the
+ *                                       pending receive must stay pending), then is frozen with
+ *                                       SIGSTOP; prints how long the receive took to fail and its
+ *                                       code (NCCL's proxy would see the same from test())
  *
  * Prints "version N" first, log lines as "LOG <level> <message>", and "OK" on success.
  */
@@ -24,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "ncclnet.h"
 
@@ -493,9 +501,118 @@ static void session(const char* mode, long benchIterations) {
     free(dst);
 }
 
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* Polls a pending receive for ms milliseconds; returns its first non-success code, or 0 if none. */
+static int poll_receive(void* req, double ms, double* failedAfterMs) {
+    double start = now_ms();
+    while (now_ms() - start < ms) {
+        int done = 0;
+        ncclResult_t r = p_test(req, &done, NULL);
+        if (r != ncclSuccess) {
+            *failedAfterMs = now_ms() - start;
+            return r;
+        }
+        if (done) {
+            printf("FAILED the receive completed, but the peer sent nothing\n");
+            exit(1);
+        }
+        usleep(200);
+    }
+    return 0;
+}
+
+/*
+ * NCCL's view of a frozen peer: a pending receive from a process that stops (SIGSTOP) must fail
+ * with ncclRemoteError within the transport's bound, while a peer that is alive but has nothing to
+ * send yet must not be declared dead.
+ */
+static int frozen_peer(double idleMs) {
+    int handlePipe[2], readyPipe[2];
+    if (pipe(handlePipe) != 0 || pipe(readyPipe) != 0) {
+        printf("FAILED pipe\n");
+        return 1;
+    }
+    pid_t peer = fork(); /* before either process starts a JVM */
+    if (peer == 0) {
+        char handle[NCCL_NET_HANDLE_MAXSIZE];
+        if (read(handlePipe[0], handle, sizeof handle) != (ssize_t) sizeof handle) {
+            _exit(2);
+        }
+        void* ctx = NULL;
+        void* sc = NULL;
+        if (p_init(&ctx, 2) != ncclSuccess) {
+            _exit(3);
+        }
+        for (long spins = 0; sc == NULL; spins++) {
+            if (p_connect(ctx, handle, &sc) != ncclSuccess || spins > 50000000L) {
+                _exit(4);
+            }
+        }
+        char ok = 1;
+        if (write(readyPipe[1], &ok, 1) != 1) {
+            _exit(5);
+        }
+        for (;;) {
+            pause(); /* alive, with nothing to send */
+        }
+    }
+    pair p = {0};
+    CHECK(p_init(&p.ctx, 1));
+    char handle[NCCL_NET_HANDLE_MAXSIZE];
+    memset(handle, 0, sizeof handle);
+    CHECK(p_listen(p.ctx, handle, &p.lc));
+    if (write(handlePipe[1], handle, sizeof handle) != (ssize_t) sizeof handle) {
+        printf("FAILED handing the handle to the peer\n");
+        return 1;
+    }
+    for (long spins = 0; p.rc == NULL; spins++) {
+        CHECK(p_accept(p.lc, &p.rc));
+        if (spins > 50000000L) {
+            printf("FAILED the peer never connected\n");
+            kill(peer, SIGKILL);
+            return 1;
+        }
+    }
+    char ok;
+    if (read(readyPipe[0], &ok, 1) != 1) {
+        printf("FAILED the peer died while connecting\n");
+        return 1;
+    }
+    char* dst = aligned_alloc(4096, 4096);
+    void* rmh;
+    CHECK(p_regMr(p.rc, dst, 4096, &rmh));
+    void* req = NULL;
+    void* data[1] = {dst};
+    size_t sizes[1] = {4096};
+    int tags[1] = {0};
+    void* mhs[1] = {rmh};
+    while (req == NULL) {
+        CHECK(p_irecv(p.rc, 1, data, sizes, tags, mhs, &req));
+    }
+    double failedAfter = 0;
+    int early = poll_receive(req, idleMs, &failedAfter);
+    if (early != 0) {
+        printf("FAILED the receive from an idle but live peer failed with %d after %.0f ms\n", early, failedAfter);
+        kill(peer, SIGKILL);
+        return 1;
+    }
+    printf("idle peer: the receive stayed pending for %.0f ms\n", idleMs);
+    kill(peer, SIGSTOP);
+    int code = poll_receive(req, 120000, &failedAfter);
+    kill(peer, SIGKILL);
+    waitpid(peer, NULL, 0);
+    printf("frozen peer: receive failed with %d after %.0f ms\n", code, failedAfter);
+    return code == 0 ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|reload\n", argv[0]);
+        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|reload|frozen-peer IDLE_MS\n", argv[0]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -509,6 +626,13 @@ int main(int argc, char** argv) {
     }
     printf("version %d name %s\n", version, v6 ? v6->name : v11->name);
 
+    if (strcmp(argv[2], "frozen-peer") == 0) {
+        int rc = frozen_peer(argc > 3 ? atof(argv[3]) : 3000);
+        if (rc == 0) {
+            printf("OK\n");
+        }
+        return rc;
+    }
     if (strcmp(argv[2], "init") == 0) {
         void* ctx = NULL;
         printf("init %d\n", p_init(&ctx, 1));

@@ -90,6 +90,21 @@ class ShimProcessTest {
     }
 
     @Test
+    void aFrozenPeerFailsNcclsPendingReceiveWithRemoteErrorWithinTheBound() throws Exception {
+        // What NCCL's proxy meets when a peer process is stopped (SIGSTOP): its kernel still
+        // acknowledges TCP, so only the transport's liveness bound can end the receive. An idle but
+        // live peer (3 s, longer than the bound) must not be declared dead.
+        Run run = driver(Map.of("JCCL_SOCKET_TIMEOUT_MS", "2000"), "frozen-peer", "3000");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().contains("idle peer: the receive stayed pending for 3000 ms"), run.output());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("receive failed with (\\d+) after (\\d+) ms")
+                .matcher(run.output());
+        assertTrue(m.find(), run.output());
+        assertEquals(6, Integer.parseInt(m.group(1)), "ncclRemoteError expected: " + run.output());
+        assertTrue(Integer.parseInt(m.group(2)) <= 2000 + 2000, "within the bound plus a heartbeat: " + run.output());
+    }
+
+    @Test
     void survivesNcclUnloadingItAndReopeningTheDefaultName() throws Exception {
         // NCCL 2.28 and 2.29 dlclose the plugin after the last communicator, forget NCCL_NET_PLUGIN's
         // path and dlopen "libnccl-net.so" for the next one: nodelete keeps the JVM's library mapped,
