@@ -1,7 +1,9 @@
 package io.jccl.tck;
 
+import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.config.Env;
+import io.jccl.tck.PreconditionFailure.Precondition;
 import io.jccl.tck.internal.RecordingLogger;
 import io.jccl.tck.internal.net.ConnectionChecks;
 import io.jccl.tck.internal.net.FaultChecks;
@@ -50,6 +52,10 @@ import static io.jccl.tck.RuleLevel.REQUIRED;
  * listener for the stray-connection rule) are skipped with the reason, not failed. A transport
  * that cannot run here (hardware missing) should be skipped as a whole from
  * {@link #createPlugin()} with a JUnit assumption that gives its {@code unavailabilityCause()}.
+ * Before the first rule the kit checks what NCCL does before any connection: {@code init}
+ * succeeds ({@code pre.1}), {@code devices()} is at least 1 ({@code pre.2}), {@code getProperties}
+ * succeeds for every device ({@code pre.3}); a transport that fails one gets that one verdict,
+ * a {@link PreconditionFailure}, and no rule runs.
  *
  * <p>Timeouts and sizes come from {@link #settings()} (by default the {@link TckConfig}
  * variables); a slow transport raises {@code JCCL_TCK_TIMEOUT_SCALE} rather than editing rules.
@@ -122,8 +128,42 @@ public abstract class NetPluginTck {
         if (plugin == null) {
             throw new IllegalStateException(getClass().getName() + ".createPlugin() returned null");
         }
-        plugin.init(logger);
+        checkPreconditions(plugin, logger);
         kit = new NetKit(plugin, settings);
+    }
+
+    /**
+     * The set-up NCCL performs before any connection (spec 4.3): init, devices, the properties of
+     * every device. A transport that fails it gets one verdict, a {@link PreconditionFailure},
+     * rather than every rule failing for the same reason.
+     */
+    private static void checkPreconditions(NetPlugin plugin, RecordingLogger logger) throws PreconditionFailure {
+        String name = plugin.name();
+        try {
+            plugin.init(logger);
+        } catch (NetException e) {
+            throw new PreconditionFailure(Precondition.INIT, name, "init threw " + e.result().ncclName() + ": "
+                    + e.getMessage(), e);
+        }
+        int devices;
+        try {
+            devices = plugin.devices();
+        } catch (NetException e) {
+            throw new PreconditionFailure(Precondition.DEVICES, name, "devices() threw " + e.result().ncclName() + ": "
+                    + e.getMessage(), e);
+        }
+        if (devices < 1) {
+            throw new PreconditionFailure(Precondition.DEVICES, name, devices + " devices after init, and NCCL uses no "
+                    + "transport without devices", null);
+        }
+        for (int dev = 0; dev < devices; dev++) {
+            try {
+                plugin.getProperties(dev);
+            } catch (NetException e) {
+                throw new PreconditionFailure(Precondition.PROPERTIES, name, "getProperties(" + dev + ") threw "
+                        + e.result().ncclName() + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     @AfterAll

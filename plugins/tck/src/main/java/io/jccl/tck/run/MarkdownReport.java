@@ -14,8 +14,12 @@ final class MarkdownReport {
     static String render(String title, TckResult r) {
         StringBuilder sb = new StringBuilder();
         sb.append("# JCCL conformance report: ").append(title).append("\n\n");
-        sb.append("- Result: **").append(r.conformant() ? "conformant" : "NOT conformant")
-                .append("** (every required rule that ran ").append(r.conformant() ? "passed" : "must pass").append(")\n");
+        if (r.checkedNothing()) {
+            sb.append("- Result: **NOT checked**: no rule ran, because the kit could not set up the transport\n");
+        } else {
+            sb.append("- Result: **").append(r.conformant() ? "conformant" : "NOT conformant")
+                    .append("** (every required rule that ran ").append(r.conformant() ? "passed" : "must pass").append(")\n");
+        }
         sb.append("- Rules: ").append(r.summary()).append('\n');
         sb.append("- Time: ").append(RuleOutcome.seconds(r.wallTime())).append(" in all; required rules ")
                 .append(RuleOutcome.seconds(r.time(RuleLevel.REQUIRED))).append('\n');

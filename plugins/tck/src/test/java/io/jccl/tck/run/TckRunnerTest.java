@@ -59,18 +59,22 @@ class TckRunnerTest {
     }
 
     @Test
-    void anUnknownTransportFailsEveryRuleWithTheReason() throws Exception {
+    void aTransportThatCannotBeCreatedIsOneVerdictNotAFailurePerRule() throws Exception {
+        List<RuleOutcome> rows = new ArrayList<>();
         TckResult r = TckRunner.of(DiscoveredNetPluginTck.class)
                 .parameter(TckRunner.NET_PARAMETER, "NoSuchTransport")
                 .onlyRules(List.of("life.1", "life.2"))
+                .onRule(rows::add)
                 .run();
         assertFalse(r.conformant());
-        assertFalse(r.problems().isEmpty());
-        assertEquals(2, r.outcomes().size(), r.outcomes().toString());
-        for (RuleOutcome o : r.outcomes()) {
-            assertEquals(RuleOutcome.Status.FAIL, o.status());
-            assertTrue(o.detail().contains("no transport named NoSuchTransport"), o.detail());
-        }
+        assertTrue(r.checkedNothing());
+        assertEquals(List.of(), r.outcomes());
+        assertEquals(List.of(), rows);
+        assertEquals(1, r.problems().size(), r.problems().toString());
+        assertTrue(r.problems().get(0).startsWith("the kit could not set up the transport: ")
+                && r.problems().get(0).contains("no transport named NoSuchTransport")
+                && r.problems().get(0).endsWith(": 2 rules not run)"), r.problems().get(0));
+        assertTrue(r.verdict().startsWith("NOT CHECKED: no rule ran; the kit could not set up"), r.verdict());
     }
 
     @Test
