@@ -7,6 +7,8 @@
  *   FAULT_PROPS_FAIL     ncclNet_v11: one device, but getProperties and listen return ncclInternalError.
  *   FAULT_V10_ONE_DEVICE ncclNet_v10: one device whose getProperties succeeds; every connection call
  *                        returns ncclSystemError.
+ *   FAULT_CRASH          ncclNet_v11: init writes through a NULL pointer (SIGSEGV), as a plugin with a
+ *                        bug does; only a process boundary protects the caller.
  *
  * Besides its fault, the plugin checks that it is called the way NCCL calls plugins: init with a
  * logger (and, from v10, a profiler callback) that work, a v11 ctx out-pointer and config; a v10
@@ -21,12 +23,13 @@
 #include <string.h>
 
 #ifndef FAULT
-#error "build with -DFAULT=FAULT_INIT_FAILS, FAULT_NO_DEVICES, FAULT_PROPS_FAIL or FAULT_V10_ONE_DEVICE"
+#error "build with -DFAULT=FAULT_INIT_FAILS, FAULT_NO_DEVICES, FAULT_PROPS_FAIL, FAULT_V10_ONE_DEVICE or FAULT_CRASH"
 #endif
 #define FAULT_INIT_FAILS 1
 #define FAULT_NO_DEVICES 2
 #define FAULT_PROPS_FAIL 3
 #define FAULT_V10_ONE_DEVICE 4
+#define FAULT_CRASH 5
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -108,6 +111,9 @@ static int commonInit(logger_fn log, profiler_fn prof, int wantProfiler) {
     }
     logger = log;
     log(3, 0x10, __FILE__, __LINE__, "faulty plugin: init %d, fault %d, %s", initCalls, FAULT, "logging works");
+    if (FAULT == FAULT_CRASH) {
+        *(volatile int*) (uintptr_t) initCalls = 42;
+    }
     if (FAULT == FAULT_INIT_FAILS) {
         initFailed = 1;
         log(2, 0x10, __FILE__, __LINE__, "faulty plugin: init fails on purpose");
@@ -285,7 +291,8 @@ EXPORT const struct {
     const char* name;
     void* fn[21];
 } ncclNetPlugin_v11 = {
-    FAULT == FAULT_INIT_FAILS ? "FaultyInit" : FAULT == FAULT_NO_DEVICES ? "FaultyNoDevices" : "FaultyProps",
+    FAULT == FAULT_INIT_FAILS ? "FaultyInit" : FAULT == FAULT_NO_DEVICES ? "FaultyNoDevices"
+        : FAULT == FAULT_CRASH ? "FaultyCrash" : "FaultyProps",
     {(void*) init11, (void*) devices, (void*) props11, (void*) listen11, (void*) connect11, (void*) accept_,
      (void*) regMr_, NULL, (void*) deregMr_, (void*) isend_, (void*) irecv_, NULL, (void*) test_, (void*) close_,
      (void*) close_, (void*) close_, NULL, NULL, NULL,

@@ -47,7 +47,8 @@ import java.util.function.Supplier;
                 + "directory.",
                 "Exit status: 0 if every required rule passed, 1 if one failed, 2 for a usage error, 3 if no rule "
                         + "ran because the transport failed a precondition (init, at least one device, the "
-                        + "properties of every device), 4 if the transport (or the --native library) is not found."})
+                        + "properties of every device), 4 if the transport (or the --native library) is not found, 5 if the "
+                        + "--native library crashed the (child) JVM that ran the kit."})
 final class TckCommand implements Callable<Integer> {
     static final int EXIT_REQUIRED_RULE_FAILED = 1;
     static final int EXIT_NOT_CHECKED = 3;

@@ -7,6 +7,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import picocli.CommandLine;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.lang.foreign.Arena;
@@ -16,6 +18,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -128,5 +132,47 @@ class FaultyNativePluginTest {
         assertTrue(out.contains("selected:\tJcclSocket\t"), out);
         assertEquals("", violations(init));
         assertEquals("", violations(nodev));
+    }
+
+    /** Runs a command line as bin/jccl does: through the guard, in a child JVM. */
+    private static Run guarded(String... args) throws Exception {
+        List<String> libraries = NativeCrashGuard.nativeLibraries(args, Map.of());
+        assertFalse(libraries.isEmpty(), "the guard watches " + String.join(" ", args));
+        ByteArrayOutputStream text = new ByteArrayOutputStream();
+        int rc = NativeCrashGuard.run(args, libraries, new PrintStream(text, true));
+        return new Run(rc, text.toString());
+    }
+
+    @Test
+    void aPluginThatCrashesInInitTakesOnlyTheChildJvmDownAndIsNamed(@TempDir Path dir) throws Exception {
+        String lib = library("libnccl-net-faulty-crash.so");
+        Run tck = guarded("tck", "--native", lib, "--report-dir", dir.toString());
+        assertEquals(NativeCrashGuard.EXIT_PLUGIN_CRASHED, tck.exitCode(), tck.output());
+        assertTrue(tck.output().startsWith("CRASHED: the native plugin " + lib + " crashed the JVM that ran it: "
+                + "SIGSEGV in libnccl-net-faulty-crash.so+0x"), tck.output());
+        assertTrue(tck.output().contains(", in its init, during the kit's set-up (its preconditions). "), tck.output());
+
+        Run plugins = guarded("plugins", "--plugin", lib);
+        assertEquals(NativeCrashGuard.EXIT_PLUGIN_CRASHED, plugins.exitCode(), plugins.output());
+        assertTrue(plugins.output().contains("SIGSEGV in libnccl-net-faulty-crash.so+0x")
+                && plugins.output().contains(", in its init."), plugins.output());
+    }
+
+    @Test
+    void aHealthyRunPassesTheChildsExitStatusThrough(@TempDir Path dir) throws Exception {
+        Run r = guarded("tck", "--native", library("libnccl-net-faulty-props.so"), "--report-dir", dir.toString());
+        assertEquals(TckCommand.EXIT_NOT_CHECKED, r.exitCode(), r.output());
+        assertEquals("", r.output(), "the guard itself says nothing when the child did not crash");
+    }
+
+    @Test
+    void onlyCommandsThatLoadNativePluginsAreGuarded() {
+        assertEquals(List.of("/a/libx.so", "y"), NativeCrashGuard.nativeLibraries(
+                new String[] {"plugins", "--plugin", "/a/libx.so", "--plugin=y"}, Map.of()));
+        assertEquals(List.of("NCCL_NET_PLUGIN=aws-ofi"), NativeCrashGuard.nativeLibraries(
+                new String[] {"plugins"}, Map.of("NCCL_NET_PLUGIN", "aws-ofi")));
+        assertEquals(List.of(), NativeCrashGuard.nativeLibraries(new String[] {"plugins"}, Map.of("NCCL_NET_PLUGIN", "none")));
+        assertEquals(List.of(), NativeCrashGuard.nativeLibraries(new String[] {"tck", "--net", "JcclSocket"}, Map.of()));
+        assertEquals(List.of(), NativeCrashGuard.nativeLibraries(new String[] {"perf", "all_reduce"}, Map.of()));
     }
 }
