@@ -55,7 +55,8 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
     private final int v;
     /** The function table, read again after init (see NativeNetPlugin#readTable). */
     private final MemorySegment table;
-    private volatile String name;
+    /** The table's name as it was when the library was loaded: NCCL reads it then, and matches NCCL_NET against it. */
+    private final String name;
     private MemorySegment fInit;
     private MemorySegment fDevices;
     private MemorySegment fGetProperties;
@@ -86,14 +87,14 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
         this.v = version.number();
         this.load = PluginLoad.of(table);
         this.table = MemorySegment.ofAddress(table).reinterpret(8L * version.collNetFunctionSlots());
+        long namePointer = this.table.get(JAVA_LONG, 0);
+        this.name = namePointer == 0 ? "(unnamed native plugin)"
+                : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
         readTable();
     }
 
     private void readTable() {
         MemorySegment t = table;
-        long namePointer = t.get(JAVA_LONG, 0);
-        name = namePointer == 0 ? "(unnamed native plugin)"
-                : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
         int later = v >= 8 ? 2 : 0;
         fInit = fn(t, 1);
         fDevices = fn(t, 2);
@@ -311,7 +312,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
                 handle.segment().copyFrom(h);
             }
             check(rc, "listen");
-            return new NativeListenComm(this, out.get(JAVA_LONG, 0));
+            return new NativeListenComm(this, out.get(JAVA_LONG, 0), dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {

@@ -18,6 +18,7 @@ import io.jccl.spi.SendComm;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -73,9 +74,10 @@ public final class NativeNetPlugin implements NetPlugin {
     private final int v;
     /** The function table; read again after init, which some plugins use to fill it in. */
     private final MemorySegment table;
-    // The table's name and functions as last read: set in the constructor and after init, before
-    // the volatile write of state that publishes them to the threads that go on to use the plugin.
-    private volatile String name;
+    /** The table's name as it was when the library was loaded: NCCL reads it then, and matches NCCL_NET against it. */
+    private final String name;
+    // The table's functions as last read: set in the constructor and after init, before the
+    // volatile write of state that publishes them to the threads that go on to use the plugin.
     private MemorySegment fInit;
     private MemorySegment fDevices;
     private MemorySegment fGetProperties;
@@ -103,6 +105,8 @@ public final class NativeNetPlugin implements NetPlugin {
     private NetException failure;
     /** What devices() said after init: the bound of every device index the host passes on. */
     private volatile int deviceCount;
+    /** ptrSupport of each device as getProperties last reported it, -1 where not read yet. */
+    private volatile int[] ptrSupport = new int[0];
     private long context;
 
     /**
@@ -119,19 +123,20 @@ public final class NativeNetPlugin implements NetPlugin {
         this.load = PluginLoad.of(table);
         commConfig.set(JAVA_INT, 0, -1);
         this.table = MemorySegment.ofAddress(table).reinterpret(8L * version.netFunctionSlots());
+        long namePointer = this.table.get(JAVA_LONG, 0);
+        this.name = namePointer == 0 ? "(unnamed native plugin)"
+                : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
         readTable();
     }
 
     /**
-     * Reads the name and functions of the table. Again after a successful init: a plugin may export
-     * a table with only {@code name} and {@code init} and fill in the rest there (nccl-rdma-sharp-plugins
-     * copies the IB or UCX table over its exported one), and NCCL reads the functions after init.
+     * Reads the functions of the table. Again after a successful init: a plugin may export a table
+     * with only {@code name} and {@code init} and fill in the rest there (nccl-rdma-sharp-plugins
+     * copies the IB or UCX table over its exported one, name included), and NCCL reads the functions
+     * after init but keeps the name it read at load time.
      */
     private void readTable() {
         MemorySegment t = table;
-        long namePointer = t.get(JAVA_LONG, 0);
-        name = namePointer == 0 ? "(unnamed native plugin)"
-                : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
         fInit = fn(t, 1);
         fDevices = fn(t, 2);
         fGetProperties = fn(t, 3);
@@ -233,6 +238,7 @@ public final class NativeNetPlugin implements NetPlugin {
                             + " devices after init")));
                 }
                 deviceCount = n;
+                ptrSupport = unread(n);
                 if (n == 0) {
                     // NCCL disables a plugin without devices and finalizes the context of that init (spec 4.3).
                     finalizeAfterFailedSetUp();
@@ -378,6 +384,9 @@ public final class NativeNetPlugin implements NetPlugin {
         }
         requireReady("devices");
         int n = callDevices();
+        if (n != deviceCount) {
+            ptrSupport = unread(n);
+        }
         deviceCount = n;
         return n;
     }
@@ -389,11 +398,41 @@ public final class NativeNetPlugin implements NetPlugin {
             MemorySegment p = arena.allocate(version.propertiesSize(), 8);
             int rc = (int) I_IL.invokeExact(fGetProperties, dev, p.address());
             check(rc, "getProperties(" + dev + ")");
-            return NativeProperties.read(version, p);
+            NetProperties props = NativeProperties.read(version, p);
+            int[] known = ptrSupport;
+            if (dev < known.length) {
+                known[dev] = props.ptrSupport();
+            }
+            return props;
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
             throw crashed("getProperties", e);
+        }
+    }
+
+    private static int[] unread(int devices) {
+        int[] a = new int[Math.max(0, devices)];
+        Arrays.fill(a, -1);
+        return a;
+    }
+
+    /**
+     * NCCL registers only memory of a type the comm's device supports (host always, CUDA and
+     * dma-buf where ptrSupport says so): anything else is refused here, without entering the plugin.
+     */
+    private void requireSupported(NativeComm c, PointerType type, String call) throws NetException {
+        if (type == PointerType.HOST || c.dev < 0) {
+            return;
+        }
+        int[] known = ptrSupport;
+        int ptr = c.dev < known.length ? known[c.dev] : -1;
+        if (ptr < 0) {
+            ptr = getProperties(c.dev).ptrSupport();
+        }
+        if (!type.isIn(ptr)) {
+            throw NetException.invalidUsage(name + ": " + call + " of " + type + " memory not called: device " + c.dev
+                    + " supports " + PointerType.describe(ptr) + ", and NCCL registers no other type");
         }
     }
 
@@ -413,7 +452,7 @@ public final class NativeNetPlugin implements NetPlugin {
             if (comm == 0) {
                 throw NetException.internalError(name + " listen succeeded without a listen comm");
             }
-            return new NativeListenComm(this, comm);
+            return new NativeListenComm(this, comm, dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -442,7 +481,7 @@ public final class NativeNetPlugin implements NetPlugin {
             syncBack(handle, h);
             check(rc, "connect");
             long comm = out.get(JAVA_LONG, 0);
-            return comm == 0 ? null : new NativeSendComm(this, comm);
+            return comm == 0 ? null : new NativeSendComm(this, comm, dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -463,7 +502,7 @@ public final class NativeNetPlugin implements NetPlugin {
                     : (int) I_LLL.invokeExact(fAccept, l.pointer, out.address(), devComm.address());
             check(rc, "accept");
             long comm = out.get(JAVA_LONG, 0);
-            return comm == 0 ? null : new NativeRecvComm(this, comm);
+            return comm == 0 ? null : new NativeRecvComm(this, comm, l.dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -529,6 +568,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (!data.isNative()) {
             throw NetException.invalidArgument(name + " registers native memory only");
         }
+        requireSupported(c, type, "regMr");
         long size = data.byteSize();
         if (v <= 7 && size >= 1L << 31) {
             throw NetException.internalError(name + " (ncclNet v" + v + ") registers at most 2 GiB - 1 at once");
@@ -553,6 +593,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (fRegMrDmaBuf.address() == 0) {
             throw NetException.invalidUsage(name + " has no regMrDmaBuf");
         }
+        requireSupported(c, type, "regMrDmaBuf");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             int rc = (int) I_LLLILIL.invokeExact(fRegMrDmaBuf, c.pointer, data.address(), data.byteSize(), type.mask(),
