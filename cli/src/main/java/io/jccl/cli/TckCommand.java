@@ -242,6 +242,10 @@ final class TckCommand implements Callable<Integer> {
             }
             out.println(String.format(Locale.ROOT, "%-9s %-9s %s", r.id(), r.level().label(), r.title()));
             out.println(String.format(Locale.ROOT, "%-9s %-9s if this fails, check: %s", "", "", r.hint()));
+            if (!r.ncclDocumented()) {
+                out.println(String.format(Locale.ROOT, "%-9s %-9s beyond NCCL's documented contract: %s", "", "",
+                        r.beyondNccl()));
+            }
         }
         out.flush();
     }

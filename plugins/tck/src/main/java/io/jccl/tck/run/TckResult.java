@@ -43,8 +43,20 @@ public record TckResult(List<RuleOutcome> outcomes, List<String> problems, Durat
         if (!problems.isEmpty()) {
             return "NOT CONFORMANT: " + problems.get(0);
         }
-        return conformant() ? "CONFORMANT: every required rule that ran passed."
-                : "NOT CONFORMANT: a required rule failed.";
+        if (conformant()) {
+            return "CONFORMANT: every required rule that ran passed.";
+        }
+        List<String> deviations = failed(true);
+        List<String> beyond = failed(false);
+        return "NOT CONFORMANT: a required rule failed. Deviations from NCCL's documented contract: "
+                + (deviations.isEmpty() ? "none" : String.join(", ", deviations))
+                + (beyond.isEmpty() ? "" : "; failed JCCL rules beyond it: " + String.join(", ", beyond)) + ".";
+    }
+
+    /** @return the ids of the failed rules that NCCL's documentation requires ({@code true}) or goes beyond ({@code false}) */
+    public List<String> failed(boolean ncclDocumented) {
+        return outcomes.stream().filter(o -> o.status() == RuleOutcome.Status.FAIL
+                && o.rule().ncclDocumented() == ncclDocumented).map(o -> o.rule().id()).toList();
     }
 
     /** @return how many rules of a level ended with a status */

@@ -86,4 +86,24 @@ class TckRunnerTest {
         assertTrue(row.contains("why:  devices() changed\n"), row);
         assertTrue(row.contains("hint: init must be idempotent"), row);
     }
+
+    @Test
+    void theVerdictTellsDeviationsFromNcclsContractFromJcclRulesBeyondIt() {
+        java.util.Map<String, io.jccl.tck.ConformanceRule> rules = new java.util.HashMap<>();
+        io.jccl.tck.ConformanceRule.all(io.jccl.tck.NetPluginTck.class).forEach(r -> rules.put(r.id(), r));
+        RuleOutcome sizes = new RuleOutcome(rules.get("xfer.4"), "kit", RuleOutcome.Status.FAIL,
+                java.time.Duration.ZERO, "truncated");
+        RuleOutcome close = new RuleOutcome(rules.get("fault.1"), "kit", RuleOutcome.Status.FAIL,
+                java.time.Duration.ZERO, "no send failed");
+        RuleOutcome order = new RuleOutcome(rules.get("xfer.1"), "kit", RuleOutcome.Status.PASS,
+                java.time.Duration.ZERO, "");
+        TckResult r = new TckResult(List.of(order, sizes, close), List.of(), java.time.Duration.ZERO, List.of());
+        assertEquals(List.of("xfer.4"), r.failed(true));
+        assertEquals(List.of("fault.1"), r.failed(false));
+        assertEquals("NOT CONFORMANT: a required rule failed. Deviations from NCCL's documented contract: xfer.4; "
+                + "failed JCCL rules beyond it: fault.1.", r.verdict());
+        assertTrue(close.row().contains("\n          note: not a deviation from NCCL's documented contract: README does "
+                + "not say"), close.row());
+        assertFalse(sizes.row().contains("note:"), sizes.row());
+    }
 }
