@@ -3,6 +3,8 @@ package io.jccl.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
+import java.util.List;
+
 /** Entry point of {@code bin/jccl}. */
 @Command(name = "jccl",
         mixinStandardHelpOptions = true,
@@ -20,7 +22,12 @@ public final class Jccl {
         return cl;
     }
 
-    public static void main(String[] args) {
-        System.exit(commandLine().execute(args));
+    /**
+     * Runs a command; one that loads native plugins runs in a child JVM ({@link NativeCrashGuard}),
+     * so that a plugin that faults cannot take this one down.
+     */
+    public static void main(String[] args) throws Exception {
+        List<String> libraries = NativeCrashGuard.nativeLibraries(args, System.getenv());
+        System.exit(libraries.isEmpty() ? commandLine().execute(args) : NativeCrashGuard.run(args, libraries, System.err));
     }
 }

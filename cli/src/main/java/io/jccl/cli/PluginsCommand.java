@@ -39,7 +39,8 @@ import java.util.function.Supplier;
         description = {"Lists every transport found (ServiceLoader, class path and module path, the native "
                 + "plugins of NCCL_NET_PLUGIN and of --plugin), initialises it and prints its devices and their "
                 + "properties, like ibv_devinfo.",
-                "Exit status: 0 if at least one transport is usable, 1 if none is."})
+                "Exit status: 0 if at least one transport is usable, 1 if none is, 5 if a native plugin crashed the "
+                        + "(child) JVM that loaded it."})
 final class PluginsCommand implements Callable<Integer> {
 
     @Option(names = {"-n", "--net"}, paramLabel = "NAME",

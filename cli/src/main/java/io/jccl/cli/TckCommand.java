@@ -45,10 +45,13 @@ import java.util.function.Supplier;
         description = {"Runs the conformance kit against a transport: one row per rule (id, level, PASS/FAIL/SKIP, "
                 + "time, and for a failure why and where to look), then JUnit XML and report.md in the report "
                 + "directory.",
-                "Exit status: 0 if every required rule passed, 1 if one failed, 2 for a usage error, "
-                        + "4 if the transport (or the --native library) is not found."})
+                "Exit status: 0 if every required rule passed, 1 if one failed, 2 for a usage error, 3 if no rule "
+                        + "ran because the transport failed a precondition (init, at least one device, the "
+                        + "properties of every device), 4 if the transport (or the --native library) is not found, 5 if the "
+                        + "--native library crashed the (child) JVM that ran the kit."})
 final class TckCommand implements Callable<Integer> {
     static final int EXIT_REQUIRED_RULE_FAILED = 1;
+    static final int EXIT_NOT_CHECKED = 3;
     static final int EXIT_NO_SUCH_TRANSPORT = 4;
 
     @Option(names = {"-n", "--net"}, paramLabel = "NAME",
@@ -201,16 +204,19 @@ final class TckCommand implements Callable<Integer> {
         TckResult result = runner.run();
 
         out.println();
-        for (String problem : result.problems()) {
-            out.println("problem: " + problem);
+        // The verdict line repeats the first problem; a run that checked nothing has just that one.
+        if (!(result.checkedNothing() && result.problems().size() == 1)) {
+            for (String problem : result.problems()) {
+                out.println("problem: " + problem);
+            }
         }
         out.println(result.summary());
         out.println(String.format(Locale.ROOT, "time: %.1f s in all, required rules %.1f s",
                 result.wallTime().toMillis() / 1000.0, result.time(RuleLevel.REQUIRED).toMillis() / 1000.0));
-        out.println((result.conformant() ? "CONFORMANT: every required rule that ran passed."
-                : "NOT CONFORMANT: a required rule failed.") + " Reports: " + reportDir.toAbsolutePath());
+        out.println(result.verdict());
+        out.println("Reports: " + reportDir.toAbsolutePath());
         out.flush();
-        return result.conformant() ? 0 : EXIT_REQUIRED_RULE_FAILED;
+        return result.checkedNothing() ? EXIT_NOT_CHECKED : result.conformant() ? 0 : EXIT_REQUIRED_RULE_FAILED;
     }
 
     private Map<String, String> parameters() {
@@ -236,6 +242,10 @@ final class TckCommand implements Callable<Integer> {
             }
             out.println(String.format(Locale.ROOT, "%-9s %-9s %s", r.id(), r.level().label(), r.title()));
             out.println(String.format(Locale.ROOT, "%-9s %-9s if this fails, check: %s", "", "", r.hint()));
+            if (!r.ncclDocumented()) {
+                out.println(String.format(Locale.ROOT, "%-9s %-9s beyond NCCL's documented contract: %s", "", "",
+                        r.beyondNccl()));
+            }
         }
         out.flush();
     }

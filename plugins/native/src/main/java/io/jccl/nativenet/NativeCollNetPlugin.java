@@ -1,5 +1,6 @@
 package io.jccl.nativenet;
 
+import io.jccl.nativenet.NativeNetPlugin.State;
 import io.jccl.spi.CollComm;
 import io.jccl.spi.CollNetPlugin;
 import io.jccl.spi.DataType;
@@ -11,7 +12,6 @@ import io.jccl.spi.NetHandle;
 import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetProperties;
 import io.jccl.spi.NetRequest;
-import io.jccl.spi.NetResult;
 import io.jccl.spi.PointerType;
 import io.jccl.spi.ReduceOp;
 
@@ -53,35 +53,48 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
     private final NativePluginLibrary library;
     private final NetApiVersion version;
     private final int v;
+    /** The function table, read again after init (see NativeNetPlugin#readTable). */
+    private final MemorySegment table;
+    /** The table's name as it was when the library was loaded: NCCL reads it then, and matches NCCL_NET against it. */
     private final String name;
-    private final MemorySegment fInit;
-    private final MemorySegment fDevices;
-    private final MemorySegment fGetProperties;
-    private final MemorySegment fListen;
-    private final MemorySegment fConnect;
-    private final MemorySegment fReduceSupport;
-    private final MemorySegment fRegMr;
-    private final MemorySegment fRegMrDmaBuf;
-    private final MemorySegment fDeregMr;
-    private final MemorySegment fIallreduce;
-    private final MemorySegment fIflush;
-    private final MemorySegment fTest;
-    private final MemorySegment fCloseColl;
-    private final MemorySegment fCloseListen;
-    private final MemorySegment fFinalize;
+    private MemorySegment fInit;
+    private MemorySegment fDevices;
+    private MemorySegment fGetProperties;
+    private MemorySegment fListen;
+    private MemorySegment fConnect;
+    private MemorySegment fReduceSupport;
+    private MemorySegment fRegMr;
+    private MemorySegment fRegMrDmaBuf;
+    private MemorySegment fDeregMr;
+    private MemorySegment fIallreduce;
+    private MemorySegment fIflush;
+    private MemorySegment fTest;
+    private MemorySegment fCloseColl;
+    private MemorySegment fCloseListen;
+    private MemorySegment fFinalize;
 
+    private final PluginLoad load;
     private final Object lifecycle = new Object();
-    private boolean initialised;
+    /** As {@link NativeNetPlugin}'s, except that NO_DEVICES is CollNet turned off, not an error. */
+    private volatile State state = State.NEW;
+    private NetException failure;
+    private volatile int deviceCount;
     private long context;
 
     NativeCollNetPlugin(NativePluginLibrary library, NetApiVersion version, long table) {
         this.library = library;
         this.version = version;
         this.v = version.number();
-        MemorySegment t = MemorySegment.ofAddress(table).reinterpret(8L * version.collNetFunctionSlots());
-        long namePointer = t.get(JAVA_LONG, 0);
+        this.load = PluginLoad.of(table);
+        this.table = MemorySegment.ofAddress(table).reinterpret(8L * version.collNetFunctionSlots());
+        long namePointer = this.table.get(JAVA_LONG, 0);
         this.name = namePointer == 0 ? "(unnamed native plugin)"
                 : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
+        readTable();
+    }
+
+    private void readTable() {
+        MemorySegment t = table;
         int later = v >= 8 ? 2 : 0;
         fInit = fn(t, 1);
         fDevices = fn(t, 2);
@@ -119,43 +132,98 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
         return name;
     }
 
+    /**
+     * As NCCL initialises a CollNet plugin (spec 4.3): {@code init} (before v11 once per load), then
+     * {@code devices}. A failed init or devices disables it for the process, and no later call
+     * enters it; 0 devices turns CollNet off without an error: {@link #devices()} answers 0.
+     */
     @Override
     public void init(NetLogger logger) throws NetException {
         synchronized (lifecycle) {
             HostSupport host = HostSupport.get();
             host.use(logger);
-            if (initialised) {
+            if (state == State.READY || state == State.NO_DEVICES) {
                 return;
             }
-            if (fInit.address() == 0 || fDevices.address() == 0) {
-                throw NetException.invalidUsage(name + " (" + library.file() + ") has a NULL init or devices");
+            if (state == State.FAILED) {
+                throw PluginLoad.refused(name, "init", failure);
             }
-            int rc;
-            try (Arena arena = Arena.ofConfined()) {
-                if (v <= 10) {
-                    rc = (int) I_L.invokeExact(fInit, host.logger);
-                } else {
-                    MemorySegment ctx = arena.allocate(JAVA_LONG);
-                    rc = (int) I_LLL.invokeExact(fInit, ctx.address(), ThreadLocalRandom.current().nextLong(),
-                            host.logger);
-                    context = ctx.get(JAVA_LONG, 0);
+            synchronized (load) {
+                if (load.disabled() != null) {
+                    throw fail(PluginLoad.refused(name, "init", load.disabled()));
                 }
-            } catch (Throwable e) {
-                throw crashed("init", e);
+                if (load.noDevices()) {
+                    deviceCount = 0;
+                    state = State.NO_DEVICES;
+                    return;
+                }
+                readTable();
+                if (fInit.address() == 0) {
+                    throw fail(load.disable(NetException.invalidUsage(name + " (" + library.file()
+                            + ") has a NULL init")));
+                }
+                int rc = 0;
+                if (v >= 11 || !load.legacyInitDone()) {
+                    try (Arena arena = Arena.ofConfined()) {
+                        if (v <= 10) {
+                            rc = (int) I_L.invokeExact(fInit, host.logger);
+                        } else {
+                            MemorySegment ctx = arena.allocate(JAVA_LONG);
+                            rc = (int) I_LLL.invokeExact(fInit, ctx.address(),
+                                    ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE), host.logger);
+                            context = ctx.get(JAVA_LONG, 0);
+                        }
+                    } catch (Throwable e) {
+                        throw fail(load.disable(crashed("init", e)));
+                    }
+                    if (rc == 0 && v <= 10) {
+                        load.legacyInitSucceeded();
+                    }
+                }
+                if (rc != 0) {
+                    throw fail(load.disable(new NetException(NativeNetPlugin.resultOf(rc), name + ": init returned "
+                            + rc + " (" + NativeNetPlugin.ncclName(rc) + "); the plugin's log says why, and NCCL "
+                            + "would run without CollNet")));
+                }
+                readTable();
+                if (fDevices.address() == 0) {
+                    throw fail(load.disable(NetException.invalidUsage(name + " (" + library.file()
+                            + ") has a NULL devices after init")));
+                }
+                int n;
+                try {
+                    n = callDevices();
+                } catch (NetException e) {
+                    throw fail(load.disable(e));
+                }
+                deviceCount = Math.max(0, n);
+                if (n <= 0) {
+                    load.disableForNoDevices();
+                    state = State.NO_DEVICES;
+                    return;
+                }
+                state = State.READY;
             }
-            check(rc, "init");
-            initialised = true;
         }
+    }
+
+    private NetException fail(NetException why) {
+        failure = why;
+        state = State.FAILED;
+        return why;
     }
 
     @Override
     public void close() throws NetException {
         synchronized (lifecycle) {
-            if (!initialised || v < 11) {
+            if (state != State.READY) {
+                if (state == State.NO_DEVICES) {
+                    state = State.CLOSED;
+                }
                 return;
             }
-            initialised = false;
-            if (fFinalize.address() == 0) {
+            state = State.CLOSED;
+            if (v < 11 || fFinalize.address() == 0) {
                 return;
             }
             int rc;
@@ -168,13 +236,30 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
         }
     }
 
-    @Override
-    public int devices() throws NetException {
-        synchronized (lifecycle) {
-            if (!initialised) {
-                throw NetException.internalError(name + " used before init");
-            }
+    private void requireReady(String call) throws NetException {
+        State s = state;
+        if (s == State.READY) {
+            return;
         }
+        if (s == State.FAILED) {
+            throw PluginLoad.refused(name, call, failure);
+        }
+        throw s == State.NO_DEVICES
+                ? NetException.invalidUsage(name + " reports 0 CollNet devices, so NCCL runs without it: " + call
+                        + " not called")
+                : NetException.internalError(name + ": " + call + (s == State.NEW ? " before init" : " after close (finalize)"));
+    }
+
+    private void requireDevice(String call, int dev) throws NetException {
+        requireReady(call);
+        int n = deviceCount;
+        if (dev < 0 || dev >= n) {
+            throw NetException.invalidArgument(name + ": " + call + "(dev " + dev + ") not called: the plugin has " + n
+                    + " CollNet device" + (n == 1 ? "" : "s") + ", and NCCL passes no other index");
+        }
+    }
+
+    private int callDevices() throws NetException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment n = arena.allocate(JAVA_INT);
             int rc = (int) I_L.invokeExact(fDevices, n.address());
@@ -188,7 +273,19 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
     }
 
     @Override
+    public int devices() throws NetException {
+        if (state == State.NO_DEVICES) {
+            return 0;
+        }
+        requireReady("devices");
+        int n = callDevices();
+        deviceCount = Math.max(0, n);
+        return n;
+    }
+
+    @Override
     public NetProperties getProperties(int dev) throws NetException {
+        requireDevice("getProperties", dev);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocate(version.propertiesSize(), 8);
             int rc = (int) I_IL.invokeExact(required(fGetProperties, "getProperties"), dev, p.address());
@@ -203,6 +300,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
 
     @Override
     public ListenComm listen(int dev, NetHandle handle) throws NetException {
+        requireDevice("listen", dev);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment h = handle.segment().isNative() ? handle.segment()
                     : arena.allocate(NetHandle.SIZE, 8).copyFrom(handle.segment());
@@ -214,7 +312,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
                 handle.segment().copyFrom(h);
             }
             check(rc, "listen");
-            return new NativeListenComm(this, out.get(JAVA_LONG, 0));
+            return new NativeListenComm(this, out.get(JAVA_LONG, 0), dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -227,6 +325,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
         if (!(listenComm instanceof NativeListenComm l) || l.plugin != this) {
             throw NetException.invalidArgument("not a listen comm of " + name + ": " + listenComm);
         }
+        requireReady("connect");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment array = arena.allocate(JAVA_LONG, Math.max(1, handles.length));
             for (int i = 0; i < handles.length; i++) {
@@ -253,6 +352,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
 
     @Override
     public boolean reduceSupport(DataType dataType, ReduceOp op) throws NetException {
+        requireReady("reduceSupport");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_INT);
             int rc = (int) I_IIL.invokeExact(required(fReduceSupport, "reduceSupport"), dataType.code(), op.code(),
@@ -452,16 +552,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
 
     private void check(int rc, String op) throws NetException {
         if (rc != 0) {
-            NetResult result;
-            try {
-                result = NetResult.fromCode(rc);
-            } catch (IllegalArgumentException e) {
-                result = NetResult.INTERNAL_ERROR;
-            }
-            if (result == NetResult.SUCCESS || result == NetResult.IN_PROGRESS) {
-                result = NetResult.INTERNAL_ERROR;
-            }
-            throw new NetException(result, name + " " + op + " returned " + rc + " (" + NativeNetPlugin.ncclName(rc)
+            throw new NetException(NativeNetPlugin.resultOf(rc), name + " " + op + " returned " + rc + " (" + NativeNetPlugin.ncclName(rc)
                     + "); the plugin's log says why");
         }
     }

@@ -29,15 +29,18 @@ abstract class NativeComm {
 
     final Object plugin;
     final long pointer;
+    /** The device the comm was opened on (listen, connect), -1 for a CollNet comm. */
+    final int dev;
     final MemorySegment scratch;
     final long scratchAddress;
     private NativeRequest[] pool = new NativeRequest[0];
     private int[] free = new int[0];
     private int freeCount;
 
-    NativeComm(Object plugin, long pointer, boolean dataPath) {
+    NativeComm(Object plugin, long pointer, int dev, boolean dataPath) {
         this.plugin = plugin;
         this.pointer = pointer;
+        this.dev = dev;
         this.scratch = dataPath ? Arena.ofAuto().allocate(SCRATCH, 8) : MemorySegment.NULL;
         this.scratchAddress = scratch.address();
     }

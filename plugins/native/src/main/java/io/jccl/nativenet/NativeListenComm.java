@@ -4,7 +4,7 @@ import io.jccl.spi.ListenComm;
 
 /** A native plugin's {@code listenComm} (ncclNet or ncclCollNet). */
 final class NativeListenComm extends NativeComm implements ListenComm {
-    NativeListenComm(Object plugin, long pointer) {
-        super(plugin, pointer, false);
+    NativeListenComm(Object plugin, long pointer, int dev) {
+        super(plugin, pointer, dev, false);
     }
 }

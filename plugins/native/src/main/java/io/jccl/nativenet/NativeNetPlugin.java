@@ -18,6 +18,7 @@ import io.jccl.spi.SendComm;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -71,40 +72,71 @@ public final class NativeNetPlugin implements NetPlugin {
     private final NativePluginLibrary library;
     private final NetApiVersion version;
     private final int v;
+    /** The function table; read again after init, which some plugins use to fill it in. */
+    private final MemorySegment table;
+    /** The table's name as it was when the library was loaded: NCCL reads it then, and matches NCCL_NET against it. */
     private final String name;
-    private final MemorySegment fInit;
-    private final MemorySegment fDevices;
-    private final MemorySegment fGetProperties;
-    private final MemorySegment fListen;
-    private final MemorySegment fConnect;
-    private final MemorySegment fAccept;
-    private final MemorySegment fRegMr;
-    private final MemorySegment fRegMrDmaBuf;
-    private final MemorySegment fDeregMr;
-    private final MemorySegment fIsend;
-    private final MemorySegment fIrecv;
-    private final MemorySegment fIflush;
-    private final MemorySegment fTest;
-    private final MemorySegment fCloseSend;
-    private final MemorySegment fCloseRecv;
-    private final MemorySegment fCloseListen;
-    private final MemorySegment fFinalize;
+    // The table's functions as last read: set in the constructor and after init, before the
+    // volatile write of state that publishes them to the threads that go on to use the plugin.
+    private MemorySegment fInit;
+    private MemorySegment fDevices;
+    private MemorySegment fGetProperties;
+    private MemorySegment fListen;
+    private MemorySegment fConnect;
+    private MemorySegment fAccept;
+    private MemorySegment fRegMr;
+    private MemorySegment fRegMrDmaBuf;
+    private MemorySegment fDeregMr;
+    private MemorySegment fIsend;
+    private MemorySegment fIrecv;
+    private MemorySegment fIflush;
+    private MemorySegment fTest;
+    private MemorySegment fCloseSend;
+    private MemorySegment fCloseRecv;
+    private MemorySegment fCloseListen;
+    private MemorySegment fFinalize;
     /** {@code ncclNetCommConfig} {trafficClass = -1}, for v10 connect and v11 init; the plugin may keep it. */
     private final MemorySegment commConfig = Arena.ofAuto().allocate(8, 8);
 
+    private final PluginLoad load;
     private final Object lifecycle = new Object();
-    private boolean initialised;
+    private volatile State state = State.NEW;
+    /** Why this object's init failed, while {@link #state} is {@link State#FAILED}. */
+    private NetException failure;
+    /** What devices() said after init: the bound of every device index the host passes on. */
+    private volatile int deviceCount;
+    /** ptrSupport of each device as getProperties last reported it, -1 where not read yet. */
+    private volatile int[] ptrSupport = new int[0];
     private long context;
+
+    /**
+     * Where this plugin object stands. The host calls into the plugin only where NCCL would: after a
+     * successful init, with a device index below the count devices() reported, and never again
+     * once the plugin is disabled (failed init or devices, no device) or, v11+, finalized.
+     */
+    enum State { NEW, READY, NO_DEVICES, FAILED, CLOSED }
 
     NativeNetPlugin(NativePluginLibrary library, NetApiVersion version, long table) {
         this.library = library;
         this.version = version;
         this.v = version.number();
+        this.load = PluginLoad.of(table);
         commConfig.set(JAVA_INT, 0, -1);
-        MemorySegment t = MemorySegment.ofAddress(table).reinterpret(8L * version.netFunctionSlots());
-        long namePointer = t.get(JAVA_LONG, 0);
+        this.table = MemorySegment.ofAddress(table).reinterpret(8L * version.netFunctionSlots());
+        long namePointer = this.table.get(JAVA_LONG, 0);
         this.name = namePointer == 0 ? "(unnamed native plugin)"
                 : MemorySegment.ofAddress(namePointer).reinterpret(Integer.MAX_VALUE).getString(0);
+        readTable();
+    }
+
+    /**
+     * Reads the functions of the table. Again after a successful init: a plugin may export a table
+     * with only {@code name} and {@code init} and fill in the rest there (nccl-rdma-sharp-plugins
+     * copies the IB or UCX table over its exported one, name included), and NCCL reads the functions
+     * after init but keeps the name it read at load time.
+     */
+    private void readTable() {
+        MemorySegment t = table;
         fInit = fn(t, 1);
         fDevices = fn(t, 2);
         fGetProperties = fn(t, 3);
@@ -145,81 +177,122 @@ public final class NativeNetPlugin implements NetPlugin {
 
     // ---- life cycle ------------------------------------------------------------------------------
 
+    /**
+     * As NCCL initialises a plugin (spec 4.3): {@code init} (before v11 once per load, v11+ once per
+     * plugin object, with a ctx out-pointer, a comm id, a config whose traffic class is undefined,
+     * the host's logger and a profiler callback that records nothing), then {@code devices}. A
+     * failed init or devices disables the plugin for the process; 0 devices disables it too, but
+     * init succeeds and {@link #devices()} answers 0, so that callers can tell "no device" from an
+     * error. No further call of a disabled plugin enters it.
+     */
     @Override
     public void init(NetLogger logger) throws NetException {
         synchronized (lifecycle) {
             HostSupport host = HostSupport.get();
             host.use(logger);
-            if (initialised) {
-                return;
-            }
-            List<String> missing = new ArrayList<>();
-            String[] names = {"init", "devices", "getProperties", "listen", "connect", "accept", "regMr", "deregMr",
-                    "isend", "irecv", "test", "closeSend", "closeRecv", "closeListen"};
-            MemorySegment[] required = {fInit, fDevices, fGetProperties, fListen, fConnect, fAccept, fRegMr, fDeregMr,
-                    fIsend, fIrecv, fTest, fCloseSend, fCloseRecv, fCloseListen};
-            for (int i = 0; i < required.length; i++) {
-                if (required[i].address() == 0) {
-                    missing.add(names[i]);
+            switch (state) {
+                case READY, NO_DEVICES -> {
+                    return;
+                }
+                case FAILED -> throw PluginLoad.refused(name, "init", failure);
+                default -> {
                 }
             }
-            if (!missing.isEmpty()) {
-                throw NetException.invalidUsage(name + " (" + library.file() + ") has NULL " + missing
-                        + " in its ncclNet_v" + v + " table");
-            }
-            int rc;
-            try (Arena arena = Arena.ofConfined()) {
-                if (v <= 9) {
-                    rc = (int) I_L.invokeExact(fInit, host.logger);
-                } else if (v == 10) {
-                    rc = (int) I_LL.invokeExact(fInit, host.logger, host.profiler);
-                } else {
-                    MemorySegment ctx = arena.allocate(JAVA_LONG);
-                    long commId = ThreadLocalRandom.current().nextLong();
-                    rc = (int) I_LLLLL.invokeExact(fInit, ctx.address(), commId, commConfig.address(), host.logger,
-                            host.profiler);
-                    context = ctx.get(JAVA_LONG, 0);
+            synchronized (load) {
+                NetException disabled = load.disabled();
+                if (disabled != null) {
+                    throw fail(PluginLoad.refused(name, "init", disabled));
                 }
-            } catch (Throwable e) {
-                throw crashed("init", e);
+                if (load.noDevices()) {
+                    deviceCount = 0;
+                    state = State.NO_DEVICES;
+                    return;
+                }
+                readTable();
+                if (fInit.address() == 0) {
+                    throw fail(load.disable(NetException.invalidUsage(name + " (" + library.file() + ") has a NULL "
+                            + "init in its ncclNet_v" + v + " table")));
+                }
+                int rc = callInit(host);
+                if (rc != 0) {
+                    throw fail(load.disable(new NetException(resultOf(rc), name + ": init returned " + rc + " ("
+                            + ncclName(rc) + "); the plugin's log says why, and NCCL would disable the plugin")));
+                }
+                readTable();
+                String missing = missingRequiredFunctions();
+                if (missing != null) {
+                    finalizeAfterFailedSetUp();
+                    throw fail(load.disable(NetException.invalidUsage(name + " (" + library.file() + ") has NULL "
+                            + missing + " in its ncclNet_v" + v + " table after init")));
+                }
+                int n;
+                try {
+                    n = callDevices();
+                } catch (NetException e) {
+                    finalizeAfterFailedSetUp();
+                    throw fail(load.disable(e));
+                }
+                if (n < 0) {
+                    finalizeAfterFailedSetUp();
+                    throw fail(load.disable(NetException.internalError(name + ": devices() reported " + n
+                            + " devices after init")));
+                }
+                deviceCount = n;
+                ptrSupport = unread(n);
+                if (n == 0) {
+                    // NCCL disables a plugin without devices and finalizes the context of that init (spec 4.3).
+                    finalizeAfterFailedSetUp();
+                    load.disableForNoDevices();
+                    state = State.NO_DEVICES;
+                    return;
+                }
+                state = State.READY;
             }
-            check(rc, "init");
-            initialised = true;
         }
     }
 
-    /** v11 and later: {@code finalize} of the context; older versions have no finalize (NCCL calls none either). */
-    @Override
-    public void close() throws NetException {
-        synchronized (lifecycle) {
-            if (!initialised || v < 11) {
-                return;
-            }
-            initialised = false;
-            if (fFinalize.address() == 0) {
-                return;
-            }
-            int rc;
-            try {
-                rc = (int) I_L.invokeExact(fFinalize, context);
-            } catch (Throwable e) {
-                throw crashed("finalize", e);
-            }
-            check(rc, "finalize");
-        }
-    }
-
-    private void requireInit() throws NetException {
-        synchronized (lifecycle) {
-            if (!initialised) {
-                throw NetException.internalError(name + " used before init");
+    private String missingRequiredFunctions() {
+        List<String> missing = new ArrayList<>();
+        String[] names = {"init", "devices", "getProperties", "listen", "connect", "accept", "regMr", "deregMr",
+                "isend", "irecv", "test", "closeSend", "closeRecv", "closeListen"};
+        MemorySegment[] required = {fInit, fDevices, fGetProperties, fListen, fConnect, fAccept, fRegMr, fDeregMr,
+                fIsend, fIrecv, fTest, fCloseSend, fCloseRecv, fCloseListen};
+        for (int i = 0; i < required.length; i++) {
+            if (required[i].address() == 0) {
+                missing.add(names[i]);
             }
         }
+        return missing.isEmpty() ? null : missing.toString();
     }
 
-    @Override
-    public int devices() throws NetException {
-        requireInit();
+    /** The plugin's init, with the arguments of its version; before v11 once per load. Holds {@link #load}. */
+    private int callInit(HostSupport host) throws NetException {
+        if (v <= 10 && load.legacyInitDone()) {
+            return 0;
+        }
+        int rc;
+        try (Arena arena = Arena.ofConfined()) {
+            if (v <= 9) {
+                rc = (int) I_L.invokeExact(fInit, host.logger);
+            } else if (v == 10) {
+                rc = (int) I_LL.invokeExact(fInit, host.logger, host.profiler);
+            } else {
+                MemorySegment ctx = arena.allocate(JAVA_LONG); // zeroed: *ctx is NULL until init sets it
+                long commId = ThreadLocalRandom.current().nextLong(1, Long.MAX_VALUE);
+                rc = (int) I_LLLLL.invokeExact(fInit, ctx.address(), commId, commConfig.address(), host.logger,
+                        host.profiler);
+                context = ctx.get(JAVA_LONG, 0);
+            }
+        } catch (Throwable e) {
+            throw fail(load.disable(crashed("init", e)));
+        }
+        if (rc == 0 && v <= 10) {
+            load.legacyInitSucceeded();
+        }
+        return rc;
+    }
+
+    private int callDevices() throws NetException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment n = arena.allocate(JAVA_INT);
             int rc = (int) I_L.invokeExact(fDevices, n.address());
@@ -232,14 +305,105 @@ public final class NativeNetPlugin implements NetPlugin {
         }
     }
 
+    /** v11+: finalize the context of an init whose devices failed or were none, as NCCL does; errors only logged. */
+    private void finalizeAfterFailedSetUp() {
+        if (v >= 11 && fFinalize.address() != 0) {
+            try {
+                int ignored = (int) I_L.invokeExact(fFinalize, context);
+            } catch (Throwable e) {
+                // The plugin is disabled either way; its finalize failing changes nothing.
+            }
+        }
+    }
+
+    private NetException fail(NetException why) {
+        failure = why;
+        state = State.FAILED;
+        return why;
+    }
+
+    /** v11 and later: {@code finalize} of the context (if the plugin has one); older versions have none (NCCL calls none either). */
+    @Override
+    public void close() throws NetException {
+        synchronized (lifecycle) {
+            if (state != State.READY) {
+                if (state == State.NO_DEVICES) {
+                    state = State.CLOSED;
+                }
+                return;
+            }
+            state = State.CLOSED;
+            if (v < 11 || fFinalize.address() == 0) {
+                return;
+            }
+            int rc;
+            try {
+                rc = (int) I_L.invokeExact(fFinalize, context);
+            } catch (Throwable e) {
+                throw crashed("finalize", e);
+            }
+            check(rc, "finalize");
+        }
+    }
+
+    /** Throws unless the plugin is initialised, has devices, and is not closed: what every call but devices needs. */
+    private void requireReady(String call) throws NetException {
+        State s = state;
+        if (s != State.READY) {
+            throw notReady(s, call);
+        }
+    }
+
+    private NetException notReady(State s, String call) {
+        return switch (s) {
+            case NEW -> NetException.internalError(name + ": " + call + " before init; NCCL calls init first");
+            case FAILED -> PluginLoad.refused(name, call, failure);
+            case NO_DEVICES -> NetException.invalidUsage(name + " reports 0 devices, so NCCL does not use it: "
+                    + call + " not called");
+            case CLOSED -> NetException.internalError(name + ": " + call + " after close (finalize)");
+            case READY -> throw new IllegalStateException("ready");
+        };
+    }
+
+    /** Throws unless {@code dev} is a device index the plugin reported: NCCL passes no other. */
+    private void requireDevice(String call, int dev) throws NetException {
+        requireReady(call);
+        int n = deviceCount;
+        if (dev < 0 || dev >= n) {
+            throw NetException.invalidArgument(name + ": " + call + "(dev " + dev + ") not called: the plugin has " + n
+                    + " device" + (n == 1 ? "" : "s") + ", and NCCL passes no other index");
+        }
+    }
+
+    /** @return the device count; after init as many as the plugin reports, 0 for a plugin without devices */
+    @Override
+    public int devices() throws NetException {
+        State s = state;
+        if (s == State.NO_DEVICES) {
+            return 0;
+        }
+        requireReady("devices");
+        int n = callDevices();
+        if (n != deviceCount) {
+            ptrSupport = unread(n);
+        }
+        deviceCount = n;
+        return n;
+    }
+
     @Override
     public NetProperties getProperties(int dev) throws NetException {
-        requireInit();
+        requireDevice("getProperties", dev);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment p = arena.allocate(version.propertiesSize(), 8);
             int rc = (int) I_IL.invokeExact(fGetProperties, dev, p.address());
             check(rc, "getProperties(" + dev + ")");
-            return NativeProperties.read(version, p);
+            NetProperties props = NativeProperties.read(version, p);
+            int[] known = ptrSupport;
+            if (dev < known.length) {
+                known[dev] = props.ptrSupport();
+            }
+            return props;
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -247,10 +411,36 @@ public final class NativeNetPlugin implements NetPlugin {
         }
     }
 
+    private static int[] unread(int devices) {
+        int[] a = new int[Math.max(0, devices)];
+        Arrays.fill(a, -1);
+        return a;
+    }
+
+    /**
+     * NCCL registers only memory of a type the comm's device supports (host always, CUDA and
+     * dma-buf where ptrSupport says so): anything else is refused here, without entering the plugin.
+     */
+    private void requireSupported(NativeComm c, PointerType type, String call) throws NetException {
+        if (type == PointerType.HOST || c.dev < 0) {
+            return;
+        }
+        int[] known = ptrSupport;
+        int ptr = c.dev < known.length ? known[c.dev] : -1;
+        if (ptr < 0) {
+            ptr = getProperties(c.dev).ptrSupport();
+        }
+        if (!type.isIn(ptr)) {
+            throw NetException.invalidUsage(name + ": " + call + " of " + type + " memory not called: device " + c.dev
+                    + " supports " + PointerType.describe(ptr) + ", and NCCL registers no other type");
+        }
+    }
+
     // ---- connections -----------------------------------------------------------------------------
 
     @Override
     public ListenComm listen(int dev, NetHandle handle) throws NetException {
+        requireDevice("listen", dev);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment h = nativeHandle(handle, arena);
             MemorySegment out = arena.allocate(JAVA_LONG);
@@ -262,7 +452,7 @@ public final class NativeNetPlugin implements NetPlugin {
             if (comm == 0) {
                 throw NetException.internalError(name + " listen succeeded without a listen comm");
             }
-            return new NativeListenComm(this, comm);
+            return new NativeListenComm(this, comm, dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -272,6 +462,7 @@ public final class NativeNetPlugin implements NetPlugin {
 
     @Override
     public SendComm connect(int dev, NetHandle handle) throws NetException {
+        requireDevice("connect", dev);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment h = nativeHandle(handle, arena);
             MemorySegment out = arena.allocate(JAVA_LONG);
@@ -290,7 +481,7 @@ public final class NativeNetPlugin implements NetPlugin {
             syncBack(handle, h);
             check(rc, "connect");
             long comm = out.get(JAVA_LONG, 0);
-            return comm == 0 ? null : new NativeSendComm(this, comm);
+            return comm == 0 ? null : new NativeSendComm(this, comm, dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -303,6 +494,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (!(listenComm instanceof NativeListenComm l) || l.plugin != this) {
             throw NetException.invalidArgument("not a listen comm of " + name + ": " + listenComm);
         }
+        requireReady("accept");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             MemorySegment devComm = arena.allocate(JAVA_LONG);
@@ -310,7 +502,7 @@ public final class NativeNetPlugin implements NetPlugin {
                     : (int) I_LLL.invokeExact(fAccept, l.pointer, out.address(), devComm.address());
             check(rc, "accept");
             long comm = out.get(JAVA_LONG, 0);
-            return comm == 0 ? null : new NativeRecvComm(this, comm);
+            return comm == 0 ? null : new NativeRecvComm(this, comm, l.dev);
         } catch (NetException e) {
             throw e;
         } catch (Throwable e) {
@@ -349,6 +541,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (c == null) {
             throw NetException.invalidArgument(op + ": not a comm of " + name + ": " + given);
         }
+        requireReady(op);
         int rc;
         try {
             rc = (int) I_L.invokeExact(fn, c.pointer);
@@ -360,8 +553,10 @@ public final class NativeNetPlugin implements NetPlugin {
 
     // ---- memory ----------------------------------------------------------------------------------
 
+    /** The comm of a registration call; also checks that the plugin was not closed meanwhile. */
     private NativeComm dataComm(NetComm comm) throws NetException {
         if (comm instanceof NativeComm c && c.plugin == this && (c instanceof NativeSendComm || c instanceof NativeRecvComm)) {
+            requireReady("a registration");
             return c;
         }
         throw NetException.invalidArgument("not a send or receive comm of " + name + ": " + comm);
@@ -373,6 +568,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (!data.isNative()) {
             throw NetException.invalidArgument(name + " registers native memory only");
         }
+        requireSupported(c, type, "regMr");
         long size = data.byteSize();
         if (v <= 7 && size >= 1L << 31) {
             throw NetException.internalError(name + " (ncclNet v" + v + ") registers at most 2 GiB - 1 at once");
@@ -397,6 +593,7 @@ public final class NativeNetPlugin implements NetPlugin {
         if (fRegMrDmaBuf.address() == 0) {
             throw NetException.invalidUsage(name + " has no regMrDmaBuf");
         }
+        requireSupported(c, type, "regMrDmaBuf");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment out = arena.allocate(JAVA_LONG);
             int rc = (int) I_LLLILIL.invokeExact(fRegMrDmaBuf, c.pointer, data.address(), data.byteSize(), type.mask(),
@@ -574,18 +771,20 @@ public final class NativeNetPlugin implements NetPlugin {
 
     private void check(int rc, String op) throws NetException {
         if (rc != 0) {
-            NetResult result;
-            try {
-                result = NetResult.fromCode(rc);
-            } catch (IllegalArgumentException e) {
-                result = NetResult.INTERNAL_ERROR;
-            }
-            if (result == NetResult.SUCCESS || result == NetResult.IN_PROGRESS) {
-                result = NetResult.INTERNAL_ERROR;
-            }
-            throw new NetException(result, name + " " + op + " returned " + rc + " (" + ncclName(rc)
+            throw new NetException(resultOf(rc), name + " " + op + " returned " + rc + " (" + ncclName(rc)
                     + "); the plugin's log says why");
         }
+    }
+
+    /** @return the result a plugin's non-zero return code stands for; a code NCCL does not define is an internal error */
+    static NetResult resultOf(int rc) {
+        NetResult result;
+        try {
+            result = NetResult.fromCode(rc);
+        } catch (IllegalArgumentException e) {
+            return NetResult.INTERNAL_ERROR;
+        }
+        return result == NetResult.SUCCESS || result == NetResult.IN_PROGRESS ? NetResult.INTERNAL_ERROR : result;
     }
 
     static String ncclName(int rc) {

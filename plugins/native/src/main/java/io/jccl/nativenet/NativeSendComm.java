@@ -4,7 +4,7 @@ import io.jccl.spi.SendComm;
 
 /** A native plugin's {@code sendComm}. */
 final class NativeSendComm extends NativeComm implements SendComm {
-    NativeSendComm(Object plugin, long pointer) {
-        super(plugin, pointer, true);
+    NativeSendComm(Object plugin, long pointer, int dev) {
+        super(plugin, pointer, dev, true);
     }
 }

@@ -46,6 +46,12 @@ class RoundTripTest {
                     exchange(c, sizes[i], 8 << 20, i);
                 }
                 groupedReceiveMatchesByTag(c);
+                // NCCL registers only types the device supports: the host refuses CUDA on a HOST-only
+                // device itself, before the shim (and JcclSocket's own check) could see the call.
+                NetException cuda = assertThrows(NetException.class, () -> net.regMr(c.send, c.src, PointerType.CUDA));
+                assertEquals(NetResult.INVALID_USAGE, cuda.result());
+                assertTrue(cuda.getMessage().contains("regMr of CUDA memory not called: device 0 supports HOST"),
+                        cuda.getMessage());
             }
         } finally {
             net.close();

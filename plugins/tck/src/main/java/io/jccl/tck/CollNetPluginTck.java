@@ -1,6 +1,7 @@
 package io.jccl.tck;
 
 import io.jccl.spi.CollNetPlugin;
+import io.jccl.spi.NetException;
 import io.jccl.spi.config.Env;
 import io.jccl.tck.internal.RecordingLogger;
 import io.jccl.tck.internal.collnet.CollChecks;
@@ -80,7 +81,12 @@ public abstract class CollNetPluginTck {
         logger = RecordingLogger.forKit();
         plugin = createPlugin();
         Assumptions.assumeTrue(plugin != null, "no CollNet transport given");
-        plugin.init(logger);
+        try {
+            plugin.init(logger);
+        } catch (NetException e) {
+            throw new PreconditionFailure(PreconditionFailure.Precondition.INIT, plugin.name(), "init threw "
+                    + e.result().ncclName() + ": " + e.getMessage(), e);
+        }
         kit = new CollKit(plugin, settings);
     }
 

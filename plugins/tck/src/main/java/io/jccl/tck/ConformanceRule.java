@@ -18,9 +18,11 @@ import java.util.Set;
  * @param level  required or optional
  * @param title  e.g. {@code one listen comm serves many connections}
  * @param hint   "If this fails, check ..."
+ * @param beyondNccl empty if NCCL's plugin documentation requires what the rule checks, else what the
+ *                   rule asks beyond it ({@link TckRule#beyondNccl()})
  * @param method the rule's test method
  */
-public record ConformanceRule(String id, RuleLevel level, String title, String hint, Method method) {
+public record ConformanceRule(String id, RuleLevel level, String title, String hint, String beyondNccl, Method method) {
     /** Areas in the order the kit runs them: set-up first, faults (which may break a transport) last. */
     private static final List<String> AREAS = List.of("life", "conn", "xfer", "fault", "coll");
 
@@ -47,7 +49,8 @@ public record ConformanceRule(String id, RuleLevel level, String title, String h
         if (rule == null) {
             return Optional.empty();
         }
-        return Optional.of(new ConformanceRule(rule.id(), rule.level(), titleOf(method.getName()), rule.hint(), method));
+        return Optional.of(new ConformanceRule(rule.id(), rule.level(), titleOf(method.getName()), rule.hint(),
+                rule.beyondNccl(), method));
     }
 
     /** @return every rule of a kit class and its superclasses, in run order, each once */
@@ -61,6 +64,11 @@ public record ConformanceRule(String id, RuleLevel level, String title, String h
         }
         rules.sort(ORDER);
         return rules;
+    }
+
+    /** @return whether NCCL's plugin documentation requires what the rule checks: a failure is a deviation from it */
+    public boolean ncclDocumented() {
+        return beyondNccl.isEmpty();
     }
 
     /** @return the area, e.g. {@code conn} */

@@ -1,7 +1,9 @@
 package io.jccl.tck;
 
+import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.config.Env;
+import io.jccl.tck.PreconditionFailure.Precondition;
 import io.jccl.tck.internal.RecordingLogger;
 import io.jccl.tck.internal.net.ConnectionChecks;
 import io.jccl.tck.internal.net.FaultChecks;
@@ -50,6 +52,10 @@ import static io.jccl.tck.RuleLevel.REQUIRED;
  * listener for the stray-connection rule) are skipped with the reason, not failed. A transport
  * that cannot run here (hardware missing) should be skipped as a whole from
  * {@link #createPlugin()} with a JUnit assumption that gives its {@code unavailabilityCause()}.
+ * Before the first rule the kit checks what NCCL does before any connection: {@code init}
+ * succeeds ({@code pre.1}), {@code devices()} is at least 1 ({@code pre.2}), {@code getProperties}
+ * succeeds for every device ({@code pre.3}); a transport that fails one gets that one verdict,
+ * a {@link PreconditionFailure}, and no rule runs.
  *
  * <p>Timeouts and sizes come from {@link #settings()} (by default the {@link TckConfig}
  * variables); a slow transport raises {@code JCCL_TCK_TIMEOUT_SCALE} rather than editing rules.
@@ -122,8 +128,42 @@ public abstract class NetPluginTck {
         if (plugin == null) {
             throw new IllegalStateException(getClass().getName() + ".createPlugin() returned null");
         }
-        plugin.init(logger);
+        checkPreconditions(plugin, logger);
         kit = new NetKit(plugin, settings);
+    }
+
+    /**
+     * The set-up NCCL performs before any connection (spec 4.3): init, devices, the properties of
+     * every device. A transport that fails it gets one verdict, a {@link PreconditionFailure},
+     * rather than every rule failing for the same reason.
+     */
+    private static void checkPreconditions(NetPlugin plugin, RecordingLogger logger) throws PreconditionFailure {
+        String name = plugin.name();
+        try {
+            plugin.init(logger);
+        } catch (NetException e) {
+            throw new PreconditionFailure(Precondition.INIT, name, "init threw " + e.result().ncclName() + ": "
+                    + e.getMessage(), e);
+        }
+        int devices;
+        try {
+            devices = plugin.devices();
+        } catch (NetException e) {
+            throw new PreconditionFailure(Precondition.DEVICES, name, "devices() threw " + e.result().ncclName() + ": "
+                    + e.getMessage(), e);
+        }
+        if (devices < 1) {
+            throw new PreconditionFailure(Precondition.DEVICES, name, devices + " devices after init, and NCCL uses no "
+                    + "transport without devices", null);
+        }
+        for (int dev = 0; dev < devices; dev++) {
+            try {
+                plugin.getProperties(dev);
+            } catch (NetException e) {
+                throw new PreconditionFailure(Precondition.PROPERTIES, name, "getProperties(" + dev + ") threw "
+                        + e.result().ncclName() + ": " + e.getMessage(), e);
+            }
+        }
     }
 
     @AfterAll
@@ -197,7 +237,9 @@ public abstract class NetPluginTck {
     /** {@code getProperties} of a device out of range fails with ncclInvalidArgument. */
     @Test
     @TckRule(id = "life.6", level = OPTIONAL, hint = "the bounds check in getProperties: throw "
-            + "NetException.invalidArgument for dev < 0 or dev >= devices().")
+            + "NetException.invalidArgument for dev < 0 or dev >= devices().",
+            beyondNccl = "NCCL passes getProperties only indices below devices() (README: it queries \"properties "
+                    + "for each available network device\"); the bounds check guards against other callers.")
     public void optional_life_6_propertiesOfAnUnknownDeviceAreRefused() throws Exception {
         life().propertiesOutOfRange();
     }
@@ -205,7 +247,10 @@ public abstract class NetPluginTck {
     /** {@code name()} is a stable token that NCCL_NET can select, distinct from NCCL's own transports. */
     @Test
     @TckRule(id = "life.7", level = REQUIRED, hint = "name() returns a constant without spaces, other than 'IB' and "
-            + "'Socket' (NCCL's internal transports, which NCCL_NET would pick instead).")
+            + "'Socket' (NCCL's internal transports, which NCCL_NET would pick instead).",
+            beyondNccl = "README asks only for \"a character string with the name of the network plugin\", used for "
+                    + "logs and matched by NCCL_NET; JCCL asks for a plain token that NCCL_NET can select without "
+                    + "quoting and that does not shadow NCCL's own IB and Socket.")
     public void required_life_7_nameIsAStableToken() throws Exception {
         life().nameIsUsable();
     }
@@ -282,7 +327,9 @@ public abstract class NetPluginTck {
     @TckRule(id = "conn.8", level = OPTIONAL, hint = "a refused connection must become a NetException after a bounded "
             + "number of retries, not an endless null. NCCL's own socket transport retries for about a minute "
             + "(NCCL_SOCKET_RETRY_CNT x NCCL_SOCKET_RETRY_SLEEP_MSEC); shorten such retries below "
-            + "JCCL_TCK_CONNECT_TIMEOUT_MS for this rule.")
+            + "JCCL_TCK_CONNECT_TIMEOUT_MS for this rule.",
+            beyondNccl = "README says nothing of refused connections; JCCL asks that a connect to a listener that "
+                    + "is gone end in an error rather than retry for ever.")
     public void optional_conn_8_connectToAClosedListenerFails() throws Exception {
         conn().connectToClosedListenerFails();
     }
@@ -290,7 +337,9 @@ public abstract class NetPluginTck {
     /** Connecting with an all-zero handle fails with a NetException, without blocking or crashing. */
     @Test
     @TckRule(id = "conn.9", level = REQUIRED, hint = "validate the handle (magic, address family, port) before "
-            + "connecting; a handle no listen wrote must fail with a NetException.")
+            + "connecting; a handle no listen wrote must fail with a NetException.",
+            beyondNccl = "NCCL passes connect only handles that listen wrote; JCCL asks that anything else be "
+                    + "refused, since a handle arrives from another process.")
     public void required_conn_9_aGarbageHandleIsRefused() throws Exception {
         conn().garbageHandleIsRefused();
     }
@@ -382,7 +431,10 @@ public abstract class NetPluginTck {
     /** {@code regMr} of CUDA memory on a device without CUDA support fails with ncclInvalidUsage. */
     @Test
     @TckRule(id = "xfer.10", level = OPTIONAL, hint = "regMr must check the type against ptrSupport and throw "
-            + "NetException.invalidUsage for a type the device does not support.")
+            + "NetException.invalidUsage for a type the device does not support.",
+            beyondNccl = "NCCL registers memory of a type only if the device's ptrSupport has it (README, regMr: "
+                    + "NCCL_PTR_CUDA \"if the network supports CUDA pointers\"); JCCL asks that other types be "
+                    + "refused.")
     public void optional_xfer_10_cudaRegistrationIsRefusedWithoutCuda() throws Exception {
         xfer().cudaRegistrationRefusedWithoutCuda();
     }
@@ -412,7 +464,10 @@ public abstract class NetPluginTck {
      */
     @Test
     @TckRule(id = "fault.1", level = REQUIRED, hint = "close must be safe with requests in flight: fail them, release "
-            + "resources, and let the peer see EOF so that its pending requests fail with NetException.remoteError.")
+            + "resources, and let the peer see EOF so that its pending requests fail with NetException.remoteError.",
+            beyondNccl = "README does not say what happens to requests in flight when either end closes; JCCL asks "
+                    + "that they fail within a bounded time (CONTRIBUTING: every pending request completes, with an "
+                    + "error if need be). NCCL's own transports leave such requests to the communicator's abort.")
     public void required_fault_1_closeWithRequestsInFlightIsSafe() throws Exception {
         fault().closeWithRequestsInFlight();
     }
@@ -424,7 +479,10 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.2", level = REQUIRED, hint = "when a read or write sees EOF, ECONNRESET or EPIPE (or a "
             + "completion fails), fail every pending request of the comm with NetException.remoteError and keep "
-            + "failing later calls; never keep returning false from test or null from isend/irecv.")
+            + "failing later calls; never keep returning false from test or null from isend/irecv.",
+            beyondNccl = "README does not say what happens to pending requests when the peer process dies; JCCL "
+                    + "asks that they fail within a bounded time (CONTRIBUTING). NCCL's own IB transport leaves "
+                    + "them to the communicator's abort.")
     public void required_fault_2_aKilledPeerFailsEveryPendingRequest() throws Exception {
         fault().peerKilled(peerTransport());
     }
@@ -436,7 +494,10 @@ public abstract class NetPluginTck {
     @Test
     @TckRule(id = "fault.3", level = REQUIRED, hint = "accept must read handshakes without blocking and drop "
             + "connections that send nothing, garbage or close early (authenticate with a secret carried in the "
-            + "handle); a stray must not delay genuine peers (NVIDIA/nccl #1808).")
+            + "handle); a stray must not delay genuine peers (NVIDIA/nccl #1808).",
+            beyondNccl = "README asks only that accept not block; JCCL asks that stray or hostile connections on "
+                    + "the listening socket not delay genuine peers (NVIDIA/nccl #1808 shows NCCL's transports do "
+                    + "not yet guarantee it).")
     public void required_fault_3_strayConnectionsDoNotWedgeTheListener() throws Exception {
         fault().strayConnectionsDoNotWedgeTheListener();
     }
@@ -444,7 +505,9 @@ public abstract class NetPluginTck {
     /** {@code deregMr} of an unknown, already released or foreign handle fails with a NetException. */
     @Test
     @TckRule(id = "fault.4", level = REQUIRED, hint = "deregMr must look the handle up among the comm's registrations and "
-            + "throw NetException.invalidArgument for anything else, instead of casting or freeing it.")
+            + "throw NetException.invalidArgument for anything else, instead of casting or freeing it.",
+            beyondNccl = "NCCL passes deregMr only handles that regMr returned; JCCL asks that anything else be "
+                    + "refused rather than freed.")
     public void required_fault_4_deregOfAnUnknownHandleIsAnError() throws Exception {
         fault().deregOfUnknownHandleIsAnError();
     }
@@ -460,7 +523,9 @@ public abstract class NetPluginTck {
     /** Receives pending when the sender closes fail with ncclRemoteError exactly. */
     @Test
     @TckRule(id = "fault.6", level = OPTIONAL, hint = "map EOF and ECONNRESET from the peer to "
-            + "NetException.remoteError, not internalError or systemError (NVIDIA/nccl #795).")
+            + "NetException.remoteError, not internalError or systemError (NVIDIA/nccl #795).",
+            beyondNccl = "README's list of error codes has no case for a closed peer; JCCL asks for "
+                    + "ncclRemoteError, as NCCL's own transports return for it (NVIDIA/nccl #795).")
     public void optional_fault_6_aClosedPeerIsReportedAsRemoteError() throws Exception {
         fault().closedPeerIsRemoteError();
     }

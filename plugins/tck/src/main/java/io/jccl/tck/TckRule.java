@@ -27,4 +27,13 @@ public @interface TckRule {
 
     /** @return where to look when the rule fails: "If this fails, check ..." */
     String hint();
+
+    /**
+     * @return empty if NCCL's plugin documentation ({@code plugins/net/README.md}, {@code net.h})
+     *         requires what the rule checks; otherwise, in a sentence, what the rule asks beyond it
+     *         and why JCCL does. A failure of such a rule still fails the rule (and, if required,
+     *         conformance), but is not a deviation from NCCL's documented contract, and the reports
+     *         say so.
+     */
+    String beyondNccl() default "";
 }

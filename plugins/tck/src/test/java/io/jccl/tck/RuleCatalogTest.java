@@ -42,6 +42,8 @@ class RuleCatalogTest {
                     + " must start with " + r.methodPrefix() + " (its id and level)");
             assertTrue(r.hint().length() > 30 && r.hint().endsWith("."), r.id() + ": the hint must say where to look, "
                     + "in a sentence: " + r.hint());
+            assertTrue(r.ncclDocumented() || (r.beyondNccl().length() > 30 && r.beyondNccl().endsWith(".")),
+                    r.id() + ": what a rule asks beyond NCCL's documentation is said in a sentence: " + r.beyondNccl());
         }
     }
 

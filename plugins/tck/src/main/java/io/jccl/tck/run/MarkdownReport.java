@@ -14,8 +14,16 @@ final class MarkdownReport {
     static String render(String title, TckResult r) {
         StringBuilder sb = new StringBuilder();
         sb.append("# JCCL conformance report: ").append(title).append("\n\n");
-        sb.append("- Result: **").append(r.conformant() ? "conformant" : "NOT conformant")
-                .append("** (every required rule that ran ").append(r.conformant() ? "passed" : "must pass").append(")\n");
+        if (r.checkedNothing()) {
+            sb.append("- Result: **NOT checked**: no rule ran, because the kit could not set up the transport\n");
+        } else {
+            sb.append("- Result: **").append(r.conformant() ? "conformant" : "NOT conformant")
+                    .append("** (every required rule that ran ").append(r.conformant() ? "passed" : "must pass").append(")\n");
+            if (!r.conformant()) {
+                sb.append("- Deviations from NCCL's documented contract: ").append(ids(r.failed(true)))
+                        .append("; failed JCCL rules beyond it: ").append(ids(r.failed(false))).append('\n');
+            }
+        }
         sb.append("- Rules: ").append(r.summary()).append('\n');
         sb.append("- Time: ").append(RuleOutcome.seconds(r.wallTime())).append(" in all; required rules ")
                 .append(RuleOutcome.seconds(r.time(RuleLevel.REQUIRED))).append('\n');
@@ -44,6 +52,10 @@ final class MarkdownReport {
             sb.append("\n### ").append(o.rule().id()).append(" (").append(o.rule().level().label()).append("): ")
                     .append(o.rule().title()).append("\n\n```\n").append(o.detail().strip()).append("\n```\n\n")
                     .append("**If this fails, check:** ").append(o.rule().hint()).append('\n');
+            if (!o.rule().ncclDocumented()) {
+                sb.append("\n**Not a deviation from NCCL's documented contract:** ").append(o.rule().beyondNccl())
+                        .append('\n');
+            }
         }
         header = false;
         for (RuleOutcome o : r.outcomes()) {
@@ -58,6 +70,10 @@ final class MarkdownReport {
                     .append(cell(o.headline())).append('\n');
         }
         return sb.toString();
+    }
+
+    private static String ids(java.util.List<String> ids) {
+        return ids.isEmpty() ? "none" : String.join(", ", ids);
     }
 
     private static String cell(String s) {

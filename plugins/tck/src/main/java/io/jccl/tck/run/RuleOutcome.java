@@ -41,6 +41,10 @@ public record RuleOutcome(ConformanceRule rule, String kit, Status status, Durat
         if (status == Status.FAIL) {
             sb.append("\n").append(String.format(Locale.ROOT, "%-9s why:  %s", "", headline()));
             sb.append("\n").append(String.format(Locale.ROOT, "%-9s hint: %s", "", rule.hint()));
+            if (!rule.ncclDocumented()) {
+                sb.append("\n").append(String.format(Locale.ROOT, "%-9s note: not a deviation from NCCL's documented "
+                        + "contract: %s", "", rule.beyondNccl()));
+            }
         } else if (status == Status.SKIP) {
             sb.append("\n").append(String.format(Locale.ROOT, "%-9s skip: %s", "", headline()));
         }

@@ -1,6 +1,7 @@
 package io.jccl.tck.run;
 
 import io.jccl.tck.ConformanceRule;
+import io.jccl.tck.PreconditionFailure;
 import io.jccl.tck.RuleLevel;
 import io.jccl.tck.RuleViolation;
 import org.junit.platform.engine.FilterResult;
@@ -229,18 +230,26 @@ public final class TckRunner {
             if (result.getStatus() == TestExecutionResult.Status.SUCCESSFUL) {
                 return;
             }
-            // A kit class that could not set up its transport: its rules did not run.
-            String why = result.getThrowable().map(TckRunner::detailOf).orElse("no reason given");
-            boolean aborted = result.getStatus() == TestExecutionResult.Status.ABORTED;
-            for (TestIdentifier t : plan.getDescendants(id)) {
-                if (t.isTest() && !reported.containsKey(t.getUniqueId())) {
-                    record(t, aborted ? RuleOutcome.Status.SKIP : RuleOutcome.Status.FAIL, Duration.ZERO,
-                            (aborted ? "" : "the kit could not set up the transport: ") + why);
+            // A kit class that could not set up its transport: its rules did not run. Skipped on purpose
+            // (an assumption: no hardware, no CollNet given), each rule says so; otherwise one verdict
+            // for the whole class, not one failure per rule for the same reason.
+            if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
+                String why = result.getThrowable().map(TckRunner::detailOf).orElse("no reason given");
+                for (TestIdentifier t : plan.getDescendants(id)) {
+                    if (t.isTest() && !reported.containsKey(t.getUniqueId())) {
+                        record(t, RuleOutcome.Status.SKIP, Duration.ZERO, why);
+                    }
                 }
+                return;
             }
-            if (!aborted) {
-                problems.add(id.getDisplayName() + ": " + firstLine(why));
-            }
+            long notRun = plan.getDescendants(id).stream()
+                    .filter(t -> t.isTest() && !reported.containsKey(t.getUniqueId())).count();
+            Optional<PreconditionFailure> precondition = result.getThrowable().flatMap(TckRunner::preconditionOf);
+            String verdict = precondition.map(PreconditionFailure::verdict)
+                    .orElseGet(() -> "the kit could not set up the transport: "
+                            + firstLine(result.getThrowable().map(TckRunner::detailOf).orElse("no reason given")));
+            problems.add(verdict + " (" + id.getDisplayName() + ": " + notRun + " rule" + (notRun == 1 ? "" : "s")
+                    + " not run)");
         }
 
         private void record(TestIdentifier id, RuleOutcome.Status status, Duration took, String detail) {
@@ -260,6 +269,15 @@ public final class TckRunner {
             outcomes.add(o);
             onRule.accept(o);
         }
+    }
+
+    private static Optional<PreconditionFailure> preconditionOf(Throwable t) {
+        for (Throwable c = t; c != null; c = c.getCause()) {
+            if (c instanceof PreconditionFailure p) {
+                return Optional.of(p);
+            }
+        }
+        return Optional.empty();
     }
 
     private static String firstLine(String s) {

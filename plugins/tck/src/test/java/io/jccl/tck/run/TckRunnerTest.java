@@ -59,18 +59,22 @@ class TckRunnerTest {
     }
 
     @Test
-    void anUnknownTransportFailsEveryRuleWithTheReason() throws Exception {
+    void aTransportThatCannotBeCreatedIsOneVerdictNotAFailurePerRule() throws Exception {
+        List<RuleOutcome> rows = new ArrayList<>();
         TckResult r = TckRunner.of(DiscoveredNetPluginTck.class)
                 .parameter(TckRunner.NET_PARAMETER, "NoSuchTransport")
                 .onlyRules(List.of("life.1", "life.2"))
+                .onRule(rows::add)
                 .run();
         assertFalse(r.conformant());
-        assertFalse(r.problems().isEmpty());
-        assertEquals(2, r.outcomes().size(), r.outcomes().toString());
-        for (RuleOutcome o : r.outcomes()) {
-            assertEquals(RuleOutcome.Status.FAIL, o.status());
-            assertTrue(o.detail().contains("no transport named NoSuchTransport"), o.detail());
-        }
+        assertTrue(r.checkedNothing());
+        assertEquals(List.of(), r.outcomes());
+        assertEquals(List.of(), rows);
+        assertEquals(1, r.problems().size(), r.problems().toString());
+        assertTrue(r.problems().get(0).startsWith("the kit could not set up the transport: ")
+                && r.problems().get(0).contains("no transport named NoSuchTransport")
+                && r.problems().get(0).endsWith(": 2 rules not run)"), r.problems().get(0));
+        assertTrue(r.verdict().startsWith("NOT CHECKED: no rule ran; the kit could not set up"), r.verdict());
     }
 
     @Test
@@ -81,5 +85,25 @@ class TckRunnerTest {
         assertTrue(row.startsWith("life.1    required  FAIL    1.23 s  init may be called twice"), row);
         assertTrue(row.contains("why:  devices() changed\n"), row);
         assertTrue(row.contains("hint: init must be idempotent"), row);
+    }
+
+    @Test
+    void theVerdictTellsDeviationsFromNcclsContractFromJcclRulesBeyondIt() {
+        java.util.Map<String, io.jccl.tck.ConformanceRule> rules = new java.util.HashMap<>();
+        io.jccl.tck.ConformanceRule.all(io.jccl.tck.NetPluginTck.class).forEach(r -> rules.put(r.id(), r));
+        RuleOutcome sizes = new RuleOutcome(rules.get("xfer.4"), "kit", RuleOutcome.Status.FAIL,
+                java.time.Duration.ZERO, "truncated");
+        RuleOutcome close = new RuleOutcome(rules.get("fault.1"), "kit", RuleOutcome.Status.FAIL,
+                java.time.Duration.ZERO, "no send failed");
+        RuleOutcome order = new RuleOutcome(rules.get("xfer.1"), "kit", RuleOutcome.Status.PASS,
+                java.time.Duration.ZERO, "");
+        TckResult r = new TckResult(List.of(order, sizes, close), List.of(), java.time.Duration.ZERO, List.of());
+        assertEquals(List.of("xfer.4"), r.failed(true));
+        assertEquals(List.of("fault.1"), r.failed(false));
+        assertEquals("NOT CONFORMANT: a required rule failed. Deviations from NCCL's documented contract: xfer.4; "
+                + "failed JCCL rules beyond it: fault.1.", r.verdict());
+        assertTrue(close.row().contains("\n          note: not a deviation from NCCL's documented contract: README does "
+                + "not say"), close.row());
+        assertFalse(sizes.row().contains("note:"), sizes.row());
     }
 }
