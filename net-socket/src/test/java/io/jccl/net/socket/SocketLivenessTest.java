@@ -21,7 +21,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /**
  * Heartbeats: a peer frozen with SIGSTOP (whose kernel still acknowledges TCP) fails every pending
  * request within the bound; a peer paused for less than the bound, or alive but posting its side
- * late, is never declared dead.
+ * late, is never declared dead, and a process's own pause is not blamed on its peer.
  */
 class SocketLivenessTest {
     private static final long BOUND_MS = 2000;
@@ -87,6 +87,28 @@ class SocketLivenessTest {
             }
             NetRequest sending = lo.send(peer.send, out, 0, lo.register(peer.send, out));
             assertNull(lo.settle(sending)[0].error(), "the resumed peer takes the data");
+        }
+    }
+
+    @Test
+    void aProcessPausedLongerThanItsBoundResumesWithoutBlamingItsPeer() throws Exception {
+        // The peer process is the one paused here (a GC of twice its bound); on resuming, it must not
+        // judge this side by heartbeats that wait, unread, in its kernel. (Its caller and its liveness
+        // thread resume together, so a rule that judged by the clock would mostly pass too: this
+        // checks the outcome, not that race.) This side's own bound (the default) is longer than the
+        // pause, so it does not fail either.
+        Map<String, String> paused = Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, Long.toString(BOUND_MS));
+        try (Loopback lo = new Loopback(Map.of()); RemotePeer peer = new RemotePeer(lo, paused, "survivor")) {
+            peer.signal("STOP");
+            try {
+                Thread.sleep(2 * BOUND_MS);
+            } finally {
+                peer.signal("CONT");
+            }
+            MemorySegment out = lo.allocate(1 << 20);
+            NetRequest sending = lo.send(peer.send, out, 0, lo.register(peer.send, out));
+            assertNull(lo.settle(sending)[0].error());
+            peer.expect("RECEIVED");
         }
     }
 
