@@ -4,7 +4,8 @@
  */
 module io.jccl.net.socket {
     requires io.jccl.spi;
-    requires jdk.net;
+    // Only to size TCP keep-alive to the failure bound; a runtime without it (jlink) falls back to SO_KEEPALIVE.
+    requires static jdk.net;
 
     exports io.jccl.net.socket;
 

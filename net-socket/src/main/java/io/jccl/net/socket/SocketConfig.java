@@ -185,10 +185,11 @@ public final class SocketConfig {
      * The automatic layout (measured, net-socket/README.md "Stream layout defaults"). With every
      * core of the machine usable: on fewer than 8 cores the caller's thread alone is fastest; on a
      * 16-core host 4 threads of 1 stream beat 2 threads by 1.8x at 64 MiB. Under a CPU binding
-     * (mpirun's one core per rank, taskset, a cpuset), the threads of a rank share its cores:
+     * (mpirun's one core per rank, taskset, a cpuset, a container's CPU quota), the threads of a
+     * rank share its cores:
      * there a caller that polls {@code test()} starves the thread that has data to move for whole
      * scheduler slices, and I/O threads, which back off and park when idle, share the core far
-     * better (3.4x the throughput of the caller alone on one bound core).
+     * better (2 to 4 times the throughput of the caller alone on one bound core).
      *
      * @param online the machine's online CPUs
      * @param usable the CPUs this process may run on (affinity mask, container quota)
@@ -202,8 +203,8 @@ public final class SocketConfig {
         }
         int threads = Math.max(2, machine);
         int perThread = threads == 2 ? 2 : 1;
-        return new Layout(threads, perThread, "bound to " + usable + " of " + online + " online cores (launcher "
-                + "binding or cpuset): I/O threads that park when idle share the bound cores better than a caller "
+        return new Layout(threads, perThread, "bound to " + usable + " of " + online + " online cores (a launcher's "
+                + "binding, a cpuset or a CPU quota): I/O threads that park when idle share the bound cores better than a caller "
                 + "polling test()");
     }
 

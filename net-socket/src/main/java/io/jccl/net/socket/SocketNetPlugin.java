@@ -27,8 +27,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
 
-import jdk.net.ExtendedSocketOptions;
-
 /**
  * JcclSocket: NCCL's ncclNet contract over TCP. See the package documentation for the design and
  * {@link SocketConfig} for its variables.
@@ -38,6 +36,8 @@ public final class SocketNetPlugin implements NetPlugin {
     public static final String NAME = "JcclSocket";
 
     private static final SecureRandom SECRETS = new SecureRandom();
+    /** Whether module jdk.net is in the layer JcclSocket runs in (the boot layer on the class path). */
+    private static final boolean JDK_NET = jdkNetPresent();
     /** Never started: a thread that owns no arena, to ask whether memory is confined to its owner. */
     private static final Thread SOME_OTHER_THREAD = new Thread(() -> { }, "jccl-socket-access-probe");
 
@@ -46,6 +46,8 @@ public final class SocketNetPlugin implements NetPlugin {
     private volatile List<SocketDevice> devices;
     /** Connections being made, by the cookie their handle carries. */
     private final Map<Long, PendingConnect> pendingConnects = new ConcurrentHashMap<>();
+    /** Whether the INFO line about a runtime without jdk.net was written (once per plugin is enough). */
+    private volatile boolean keepAliveFallbackLogged;
     /** Heartbeats of every comm; started with the first connection. */
     private LivenessWatch livenessWatch;
 
@@ -89,6 +91,11 @@ public final class SocketNetPlugin implements NetPlugin {
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
                 + "per connection (%s)", list, s.streams(), s.threads(), s.layoutReason());
+    }
+
+    private static boolean jdkNetPresent() {
+        ModuleLayer layer = SocketNetPlugin.class.getModule().getLayer();
+        return (layer != null ? layer : ModuleLayer.boot()).findModule("jdk.net").isPresent();
     }
 
     NetLogger logger() {
@@ -286,12 +293,13 @@ public final class SocketNetPlugin implements NetPlugin {
         SocketConfig.Settings s = settings;
         c.setOption(StandardSocketOptions.TCP_NODELAY, true);
         c.setOption(StandardSocketOptions.SO_KEEPALIVE, true);
-        int seconds = (int) Math.max(2, s.timeout().toSeconds());
-        int idle = Math.max(1, seconds / 2);
-        if (c.supportedOptions().contains(ExtendedSocketOptions.TCP_KEEPIDLE)) {
-            c.setOption(ExtendedSocketOptions.TCP_KEEPIDLE, idle);
-            c.setOption(ExtendedSocketOptions.TCP_KEEPINTERVAL, 1);
-            c.setOption(ExtendedSocketOptions.TCP_KEEPCOUNT, Math.max(1, seconds - idle));
+        if (JDK_NET) {
+            KeepAliveTuning.apply(c, s.timeout());
+        } else if (!keepAliveFallbackLogged) {
+            keepAliveFallbackLogged = true;
+            logger.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: module jdk.net is not in this Java "
+                    + "runtime, so TCP keep-alive keeps the kernel's timing (SO_KEEPALIVE only); failure detection "
+                    + "does not depend on it (heartbeats)");
         }
         if (s.sendBuffer() > 0) {
             c.setOption(StandardSocketOptions.SO_SNDBUF, s.sendBuffer());

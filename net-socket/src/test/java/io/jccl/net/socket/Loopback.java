@@ -29,9 +29,13 @@ final class Loopback implements AutoCloseable {
     final Arena arena = Arena.ofShared();
 
     Loopback(Map<String, String> variables) throws NetException {
+        this(variables, NetLogger.noop());
+    }
+
+    Loopback(Map<String, String> variables, NetLogger logger) throws NetException {
         variables.forEach(System::setProperty);
         try {
-            plugin.init(NetLogger.noop());
+            plugin.init(logger);
         } finally {
             variables.keySet().forEach(System::clearProperty);
         }

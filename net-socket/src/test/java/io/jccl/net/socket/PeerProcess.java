@@ -24,6 +24,7 @@ import java.util.HexFormat;
  * <ul>
  *   <li>{@code idle} (or none): never progresses the receive and waits to be killed;</li>
  *   <li>{@code active}: keeps testing its receive (as NCCL's proxy would) until it is frozen or killed;</li>
+ *   <li>{@code survivor}: keeps testing its receive, then prints RECEIVED, or FAILED and the error;</li>
  *   <li>{@code late MS}: sleeps MS milliseconds (alive, but posting nothing, like a rank that
  *       computes), then posts its receive, sends 1 MiB of pattern 7, completes both, prints DONE and
  *       waits.</li>
@@ -64,6 +65,17 @@ public final class PeerProcess {
                 while (!net.test(receiving, null)) {
                     Thread.onSpinWait();
                 }
+            }
+            case "survivor" -> {
+                try {
+                    while (!net.test(receiving, null)) {
+                        Thread.onSpinWait();
+                    }
+                    System.out.println("RECEIVED");
+                } catch (NetException e) {
+                    System.out.println("FAILED " + e.getMessage());
+                }
+                System.out.flush();
             }
             case "late" -> {
                 Thread.sleep(Long.parseLong(args[1]));

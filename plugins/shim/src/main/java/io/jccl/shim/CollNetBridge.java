@@ -97,6 +97,10 @@ final class CollNetBridge {
                     + (problems.isEmpty() ? "" : "; failed to load: " + String.join("; ", problems))
                     + "); set " + ShimConfig.JCCL_SHIM_COLLNET + " to one of them, or unset it");
         }
+        String missing = RuntimeModules.problem(chosen.name() + " (" + chosen.getClass().getName() + ")", chosen.getClass());
+        if (missing != null) {
+            throw NetException.systemError(missing);
+        }
         chosen.init(logger);
         return chosen;
     }

@@ -105,6 +105,10 @@ final class NetBridge {
                     + "); set " + ShimConfig.JCCL_SHIM_NET + " to one of them, or " + ShimConfig.JCCL_SHIM_CLASSPATH
                     + " to add the transport's jar");
         }
+        String missing = RuntimeModules.problem(chosen.name() + " (" + chosen.getClass().getName() + ")", chosen.getClass());
+        if (missing != null) {
+            throw NetException.systemError(missing);
+        }
         chosen.init(logger);
         if (chosen.devices() < 1) {
             throw NetException.systemError(chosen.name() + " reports no devices");

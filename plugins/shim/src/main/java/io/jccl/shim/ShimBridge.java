@@ -45,6 +45,11 @@ public final class ShimBridge {
                         + "the io.jccl.shim classes (ABI " + ShimAbi.VERSION + ", " + ShimAbi.NetOp.values().length + "/"
                         + ShimAbi.CollNetOp.values().length + "): use the library and the jars of one JCCL build";
             }
+            String missing = RuntimeModules.problem("the shim (io.jccl.shim, io.jccl.spi)", ShimBridge.class,
+                    io.jccl.spi.NetPlugin.class);
+            if (missing != null) {
+                return missing;
+            }
             String netName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "netName")));
             String collNetName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "collNetName")));
             ShimLogger logger = new ShimLogger(s.get(JAVA_LONG, offset(SERVICES, "log")));

@@ -9,6 +9,7 @@
  * {@code CollNetBridge}. Each NCCL call then goes: NCCL &rarr; the C adapter of its ABI version
  * (argument widths, property layouts) &rarr; one upcall &rarr; the bridge, which finds the Java comm,
  * registration and request by index ({@code HandleTable}, {@code BridgedComm}) &rarr; the transport.
- * {@link io.jccl.shim.ShimConfig} lists the variables.
+ * {@link io.jccl.shim.ShimConfig} lists the variables; {@code RuntimeModules} checks that the Java
+ * runtime has the modules the shim and the chosen transport need.
  */
 package io.jccl.shim;

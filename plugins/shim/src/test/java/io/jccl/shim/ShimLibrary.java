@@ -46,9 +46,13 @@ final class ShimLibrary {
 
     /** The class path a JVM started by the shim needs: the spi, the shim's Java half, JcclSocket. */
     static String classPath() {
+        return classPath(NetPlugin.class, ShimBridge.class, io.jccl.net.socket.SocketNetPlugin.class);
+    }
+
+    /** @return the class path of the jars or directories that hold {@code classes} */
+    static String classPath(Class<?>... classes) {
         Set<String> entries = new LinkedHashSet<>();
-        for (Class<?> c : new Class<?>[] {NetPlugin.class, ShimBridge.class,
-                io.jccl.net.socket.SocketNetPlugin.class}) {
+        for (Class<?> c : classes) {
             try {
                 entries.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
             } catch (URISyntaxException e) {

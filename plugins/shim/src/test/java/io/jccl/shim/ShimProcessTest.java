@@ -1,11 +1,14 @@
 package io.jccl.shim;
 
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -142,6 +145,39 @@ class ShimProcessTest {
             Run tooOld = driver(vars, "init");
             assertTrue(tooOld.warnings().get(0).contains("JAVA_HOME=" + old + " is JDK 17"), tooOld.output());
         }
+    }
+
+    @Test
+    void aRuntimeWithoutAModuleTheTransportNeedsFailsInitWithOneWarningNamingIt() throws Exception {
+        Path runtime = javaBaseRuntime();
+        // JcclSocket needs java.base alone (jdk.net is optional): it runs on the minimal runtime.
+        Run socket = driver(Map.of("JCCL_JAVA_HOME", runtime.toString()), "exchange");
+        assertEquals(0, socket.exitCode(), socket.output());
+        assertTrue(socket.output().contains("transfers ok") && socket.output().endsWith("OK\n"), socket.output());
+        // JcclIB needs jdk.net.
+        Run ib = driver(Map.of("JCCL_JAVA_HOME", runtime.toString(), ShimConfig.JCCL_SHIM_NET, "JcclIB",
+                "JCCL_SHIM_CLASSPATH", ShimLibrary.classPath() + File.pathSeparator
+                        + ShimLibrary.classPath(io.jccl.net.ib.IbNetPlugin.class)), "init");
+        assertTrue(ib.output().contains("init 2\n"), "ncclSystemError expected: " + ib.output());
+        assertEquals(1, ib.warnings().size(), ib.output());
+        String warning = ib.warnings().get(0);
+        assertTrue(warning.contains("lacks module jdk.net, which JcclIB") && warning.contains(runtime.toString())
+                && warning.contains("jlink --add-modules java.base,jdk.net"), warning);
+    }
+
+    /** @return a runtime with java.base only, linked once into target/ from the JDK running the tests */
+    private static synchronized Path javaBaseRuntime() throws IOException, InterruptedException {
+        Path runtime = Path.of("target", "jre-java.base").toAbsolutePath();
+        if (Files.isRegularFile(runtime.resolve("release"))) {
+            return runtime;
+        }
+        Path jlink = Path.of(JAVA_HOME, "bin", "jlink");
+        Assumptions.assumeTrue(Files.isExecutable(jlink), "no jlink in " + JAVA_HOME);
+        Process p = new ProcessBuilder(jlink.toString(), "--add-modules", "java.base", "--output", runtime.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertEquals(0, p.waitFor(), "jlink failed: " + out);
+        return runtime;
     }
 
     @Test
