@@ -22,23 +22,36 @@ import static org.junit.jupiter.api.Assertions.assertNull;
  */
 class SocketEagerSendTest {
 
+    /** A connected pair with a registered source and destination of {@code bytes} each. */
+    private static final class Wired {
+        final Loopback.Pair pair;
+        final MemorySegment src;
+        final MemorySegment dst;
+        final MemoryHandle sm;
+        final MemoryHandle rm;
+
+        Wired(Loopback lo, long bytes) throws NetException {
+            pair = lo.pair();
+            src = lo.allocate(bytes);
+            dst = lo.allocate(bytes);
+            sm = lo.register(pair.send(), src);
+            rm = lo.register(pair.recv(), dst);
+        }
+    }
+
     @Test
     void aSmallSendStartsBeforeItsReceiveIsPostedAndCompletesOnceTheReceiveIs() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate(64);
-            MemorySegment dst = lo.allocate(64);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            src.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
-            NetRequest s = lo.plugin.isend(p.send(), src.asSlice(0, 8), 5, sm);
+            Wired w = new Wired(lo, 64);
+            w.src.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
+            NetRequest s = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 8), 5, w.sm);
             assertNotNull(s, "an 8-byte send needs no CTS");
             assertFalse(lo.plugin.test(s, new int[1]), "not complete before the receiver placed it");
-            NetRequest r = lo.recv(p.recv(), dst, 5, rm);
+            NetRequest r = lo.recv(w.pair.recv(), w.dst, 5, w.rm);
             int[][] sizes = lo.awaitAll(s, r);
             assertEquals(8, sizes[0][0]);
             assertEquals(8, sizes[1][0]);
-            assertEquals(0x1122334455667788L, dst.get(ValueLayout.JAVA_LONG, 0));
+            assertEquals(0x1122334455667788L, w.dst.get(ValueLayout.JAVA_LONG, 0));
         }
     }
 
@@ -81,47 +94,40 @@ class SocketEagerSendTest {
     @Test
     void eagerSendsFindTheirTagsInAGroupedReceive() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate(64);
-            MemorySegment dst = lo.allocate(64);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            src.set(ValueLayout.JAVA_INT, 0, 22);
-            src.set(ValueLayout.JAVA_INT, 32, 11);
-            NetRequest tag2 = lo.plugin.isend(p.send(), src.asSlice(0, 4), 2, sm);
-            NetRequest tag1 = lo.plugin.isend(p.send(), src.asSlice(32, 3), 1, sm);
+            Wired w = new Wired(lo, 64);
+            w.src.set(ValueLayout.JAVA_INT, 0, 22);
+            w.src.set(ValueLayout.JAVA_INT, 32, 11);
+            NetRequest tag2 = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 4), 2, w.sm);
+            NetRequest tag1 = lo.plugin.isend(w.pair.send(), w.src.asSlice(32, 3), 1, w.sm);
             assertNotNull(tag2);
             assertNotNull(tag1);
-            NetRequest r = lo.plugin.irecv(p.recv(), 2, new MemorySegment[] {dst.asSlice(0, 16), dst.asSlice(32, 16)},
-                    new int[] {1, 2}, new MemoryHandle[] {rm, rm});
+            NetRequest r = lo.plugin.irecv(w.pair.recv(), 2,
+                    new MemorySegment[] {w.dst.asSlice(0, 16), w.dst.asSlice(32, 16)},
+                    new int[] {1, 2}, new MemoryHandle[] {w.rm, w.rm});
             int[][] sizes = lo.awaitAll(tag2, tag1, r);
             assertArrayEquals(new int[] {3, 4}, new int[] {sizes[2][0], sizes[2][1]}, "sizes by buffer");
-            assertEquals(11, dst.get(ValueLayout.JAVA_INT, 0) & 0xffffff, "tag 1 lands in buffer 0");
-            assertEquals(22, dst.get(ValueLayout.JAVA_INT, 32), "tag 2 lands in buffer 1");
+            assertEquals(11, w.dst.get(ValueLayout.JAVA_INT, 0) & 0xffffff, "tag 1 lands in buffer 0");
+            assertEquals(22, w.dst.get(ValueLayout.JAVA_INT, 32), "tag 2 lands in buffer 1");
         }
     }
 
     @Test
     void anEagerSendLargerThanItsReceiveFailsOnBothSidesAndTheConnectionCarriesOn() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate(1024);
-            MemorySegment dst = lo.allocate(1024);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            NetRequest big = lo.plugin.isend(p.send(), src.asSlice(0, 100), 0, sm);
+            Wired w = new Wired(lo, 1024);
+            NetRequest big = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 100), 0, w.sm);
             assertNotNull(big);
-            NetRequest small = lo.recv(p.recv(), dst.asSlice(0, 10), 0, rm);
+            NetRequest small = lo.recv(w.pair.recv(), w.dst.asSlice(0, 10), 0, w.rm);
             Loopback.Outcome[] o = lo.settle(big, small);
             assertNotNull(o[0].error(), "the sender learns its send was too large");
             assertNotNull(o[1].error(), "the receiver's request fails");
             assertEquals(NetResult.INVALID_USAGE, o[0].error().result());
             assertEquals(NetResult.INVALID_USAGE, o[1].error().result());
-            src.set(ValueLayout.JAVA_INT, 0, 77);
-            NetRequest s = lo.send(p.send(), src.asSlice(0, 4), 0, sm);
-            NetRequest r = lo.recv(p.recv(), dst, 0, rm);
+            w.src.set(ValueLayout.JAVA_INT, 0, 77);
+            NetRequest s = lo.send(w.pair.send(), w.src.asSlice(0, 4), 0, w.sm);
+            NetRequest r = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
             lo.awaitAll(s, r);
-            assertEquals(77, dst.get(ValueLayout.JAVA_INT, 0));
+            assertEquals(77, w.dst.get(ValueLayout.JAVA_INT, 0));
         }
     }
 
