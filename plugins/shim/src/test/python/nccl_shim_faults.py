@@ -14,6 +14,8 @@ the baseline), two ranks on one GPU with different NCCL_HOSTID.
 
 usage: python3 nccl_shim_faults.py --plugin /abs/libnccl-net.so --out-dir DIR \\
            [--peer freeze,kill] [--cycle 5] [--configs jccl,socket] [--bound 30]
+       python3 nccl_shim_faults.py --backend gloo ...   (no GPU: the script's own logic, on CPU,
+           where only gloo's own timeout, set to the bound, can end a frozen peer's wait)
 """
 import argparse
 import json
@@ -43,30 +45,37 @@ def worker(args):
     import torch.distributed as dist
     from datetime import timedelta
     rank = int(os.environ["RANK"])
-    torch.cuda.set_device(0)
+    gpu = args.backend == "nccl"
+    device = "cuda:0" if gpu else "cpu"
+    if gpu:
+        torch.cuda.set_device(0)
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
     out = {"rank": rank}
 
     def init(port):
-        dist.init_process_group("nccl", init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=2,
-                                timeout=timedelta(minutes=10), device_id=torch.device("cuda:0"))
+        # NCCL: a 10-minute timeout, so that an error within the bound can only come from NCCL.
+        kwargs = {"device_id": torch.device(device)} if gpu else {}
+        timeout = timedelta(minutes=10) if gpu else timedelta(seconds=args.bound / 2)
+        dist.init_process_group(args.backend, init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=2,
+                                timeout=timeout, **kwargs)
 
     if args.mode == "cycle":
         out["cycles"] = []
         for i in range(args.cycles):
             init(args.port + i)
-            t = torch.full((1 << 20,), rank + 1, dtype=torch.int32, device="cuda:0")
+            t = torch.full((1 << 20,), rank + 1, dtype=torch.int32, device=device)
             dist.all_reduce(t)
-            torch.cuda.synchronize()
+            sync()
             ok = bool((t == 3).all().item())
             dist.destroy_process_group()
-            torch.cuda.synchronize()
+            sync()
             out["cycles"].append(dict(resources(), ok=ok))
     else:
         init(args.port)
-        t = torch.ones(1 << 16, dtype=torch.float32, device="cuda:0")
+        t = torch.ones(1 << 16, dtype=torch.float32, device=device)
         for _ in range(20):
             dist.all_reduce(t)
-        torch.cuda.synchronize()
+        sync()
         if rank == 1:
             with open(args.result + ".fault", "w") as f:
                 f.write(str(time.time()))
@@ -106,7 +115,8 @@ def run(args, name, mode):
         results.append(result)
         log = open(os.path.join(args.out_dir, "%s-rank%d.log" % (tag, rank)), "w")
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--mode", mode, "--port", str(port),
-               "--cycles", str(args.cycle), "--wait", str(args.wait), "--result", result]
+               "--cycles", str(args.cycle), "--wait", str(args.wait), "--bound", str(args.bound),
+               "--backend", args.backend, "--result", result]
         procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.time() + args.wait + 30
     waited = procs if mode == "cycle" else procs[:1]  # a frozen or killed rank 1 never exits by itself
@@ -149,6 +159,7 @@ def main():
     ap.add_argument("--cycles", type=int, default=5)
     ap.add_argument("--result", default="")
     ap.add_argument("--plugin", default="")
+    ap.add_argument("--backend", default="nccl", help="nccl (GPU) or gloo (CPU, to test this script)")
     ap.add_argument("--java-home", default=os.environ.get("JAVA_HOME", ""))
     ap.add_argument("--out-dir", default="nccl-shim-faults")
     ap.add_argument("--peer", default="freeze,kill")
