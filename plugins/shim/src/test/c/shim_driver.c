@@ -14,6 +14,9 @@
  *   jccl-shim-driver LIBRARY reload     exchange, dlclose, then reopen as NCCL 2.28/2.29 do for the
  *                                       next communicator (by the default name libnccl-net.so, the
  *                                       path forgotten) and exchange again
+ *   jccl-shim-driver LIBRARY cycles N   N communicators' lives in turn (init, connect, exchange, close,
+ *                                       finalize), printing the process's open fds and threads after
+ *                                       each: what a destroy leaves behind grows with N
  *   jccl-shim-driver LIBRARY frozen-peer IDLE_MS
  *                                       a second process connects and then idles for IDLE_MS (the
  *                                       pending receive must stay pending), then is frozen with
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -501,6 +505,20 @@ static void session(const char* mode, long benchIterations) {
     free(dst);
 }
 
+/* Entries of a /proc/self directory (open fds, threads), without . and .. */
+static int count_entries(const char* path) {
+    DIR* d = opendir(path);
+    if (d == NULL) {
+        return -1;
+    }
+    int n = 0;
+    for (struct dirent* e; (e = readdir(d)) != NULL;) {
+        n += e->d_name[0] != '.';
+    }
+    closedir(d);
+    return n - (strcmp(path, "/proc/self/fd") == 0); /* the directory's own fd */
+}
+
 static double now_ms(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -626,6 +644,16 @@ int main(int argc, char** argv) {
     }
     printf("version %d name %s\n", version, v6 ? v6->name : v11->name);
 
+    if (strcmp(argv[2], "cycles") == 0) {
+        long n = argc > 3 ? atol(argv[3]) : 5;
+        for (long i = 1; i <= n; i++) {
+            session("exchange", 0);
+            printf("cycle %ld fds %d threads %d\n", i, count_entries("/proc/self/fd"),
+                   count_entries("/proc/self/task"));
+        }
+        printf("OK\n");
+        return 0;
+    }
     if (strcmp(argv[2], "frozen-peer") == 0) {
         int rc = frozen_peer(argc > 3 ? atof(argv[3]) : 3000);
         if (rc == 0) {

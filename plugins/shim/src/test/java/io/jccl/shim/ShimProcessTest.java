@@ -92,6 +92,29 @@ class ShimProcessTest {
         assertTrue(run.output().endsWith("OK\n"), run.output());
     }
 
+    @ParameterizedTest(name = "newest exported: v{0}")
+    @ValueSource(ints = {6, 12})
+    void communicatorsDestroyedAndCreatedAgainLeaveNoSocketOrThreadBehind(int maxVersion) throws Exception {
+        // NCCL's life cycle, communicator after communicator, with I/O threads per connection: a comm,
+        // registration, liveness socket or thread that a destroy leaves behind would grow the
+        // process's fds (4 sockets a connection) and threads (2 a connection) with every cycle.
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_MAX_API_VERSION, Integer.toString(maxVersion),
+                "NCCL_SOCKET_NTHREADS", "2", "NCCL_NSOCKS_PERTHREAD", "1"), "cycles", "8");
+        assertEquals(0, run.exitCode(), run.output());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cycle (\\d+) fds (\\d+) threads (\\d+)")
+                .matcher(run.output());
+        List<int[]> cycles = new ArrayList<>();
+        while (m.find()) {
+            cycles.add(new int[] {Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3))});
+        }
+        assertEquals(8, cycles.size(), run.output());
+        int[] second = cycles.get(1);
+        int[] last = cycles.get(7);
+        assertEquals(second[0], last[0], "open fds after cycle 2 and after cycle 8: " + run.output());
+        // The JVM's own threads (compilers) come and go by one or two; a leaked connection adds 2 a cycle.
+        assertTrue(last[1] - second[1] < 4, "threads after cycle 2 and after cycle 8: " + run.output());
+    }
+
     @Test
     void aFrozenPeerFailsNcclsPendingReceiveWithRemoteErrorWithinTheBound() throws Exception {
         // What NCCL's proxy meets when a peer process is stopped (SIGSTOP): its kernel still
