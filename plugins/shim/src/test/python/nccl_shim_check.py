@@ -231,6 +231,17 @@ def configuration(name, plugin):
     return env, expected, version
 
 
+def rank_environment(env_extra, rank, java_home):
+    """One rank's environment: ours without NCCL's variables (NVLink multicast stays off), then the
+    configuration's, then the rank's own host id, so that NCCL takes the network between the two."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NCCL_") or k == "NCCL_NVLS_ENABLE"}
+    env.update(env_extra)
+    env.update({"RANK": str(rank), "NCCL_HOSTID": "jccl-host-%d" % rank, "PYTHONUNBUFFERED": "1"})
+    if java_home:
+        env["JCCL_JAVA_HOME"] = java_home
+    return env
+
+
 def run_pair(args, name, mode, sizes):
     env_extra, expected, version = configuration(name, args.plugin)
     port = free_port()
@@ -238,14 +249,7 @@ def run_pair(args, name, mode, sizes):
     logs = []
     tag = re.sub(r"[^A-Za-z0-9_.-]", "_", "%s-%s" % (mode, name))
     for rank in (0, 1):
-        env = dict(os.environ)
-        for k in list(env):
-            if k.startswith("NCCL_") and k not in ("NCCL_NVLS_ENABLE",):
-                del env[k]
-        env.update(env_extra)
-        env.update({"RANK": str(rank), "NCCL_HOSTID": "jccl-host-%d" % rank, "PYTHONUNBUFFERED": "1"})
-        if args.java_home:
-            env["JCCL_JAVA_HOME"] = args.java_home
+        env = rank_environment(env_extra, rank, args.java_home)
         log = os.path.join(args.out_dir, "%s-rank%d.log" % (tag, rank))
         logs.append(log)
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--mode", mode, "--backend", args.backend,

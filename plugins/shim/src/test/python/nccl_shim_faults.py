@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nccl_shim_check import configuration, free_port  # noqa: E402
+from nccl_shim_check import configuration, free_port, rank_environment  # noqa: E402
 
 
 def resources():
@@ -105,12 +105,8 @@ def run(args, name, mode):
     tag = "%s-%s" % (mode, name)
     procs, results = [], []
     for rank in (0, 1):
-        env = {k: v for k, v in os.environ.items() if not k.startswith("NCCL_")}
-        env.update(env_extra)
-        env.update({"RANK": str(rank), "NCCL_HOSTID": "jccl-host-%d" % rank, "PYTHONUNBUFFERED": "1",
-                    "TORCH_NCCL_BLOCKING_WAIT": "1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"})
-        if args.java_home:
-            env["JCCL_JAVA_HOME"] = args.java_home
+        env = rank_environment(env_extra, rank, args.java_home)
+        env.update({"TORCH_NCCL_BLOCKING_WAIT": "1", "TORCH_NCCL_ASYNC_ERROR_HANDLING": "0"})
         result = os.path.join(args.out_dir, "%s-rank%d.json" % (tag, rank))
         results.append(result)
         log = open(os.path.join(args.out_dir, "%s-rank%d.log" % (tag, rank)), "w")

@@ -5,12 +5,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -53,18 +50,6 @@ class FaultyNativePluginTest {
         }
     }
 
-    private record Run(int exitCode, String output) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter text = new StringWriter();
-        CommandLine cmd = Jccl.commandLine();
-        cmd.setOut(new PrintWriter(text));
-        cmd.setErr(new PrintWriter(text));
-        int rc = cmd.execute(args);
-        return new Run(rc, text.toString());
-    }
-
     private static String library(String name) {
         Path lib = DIR.resolve(name);
         assertTrue(Files.isRegularFile(lib), lib + " is built by this module's test-compile phase");
@@ -79,7 +64,7 @@ class FaultyNativePluginTest {
         return text.reinterpret(4096).getString(0);
     }
 
-    private static void assertOneVerdict(Run r, String precondition, String detail) {
+    private static void assertOneVerdict(CliRun r, String precondition, String detail) {
         String out = r.output();
         assertEquals(TckCommand.EXIT_NOT_CHECKED, r.exitCode(), out);
         assertFalse(out.matches("(?s).*\n[a-z]+\\.[0-9]+ +(required|optional) +(FAIL|PASS|SKIP) .*"),
@@ -94,7 +79,7 @@ class FaultyNativePluginTest {
     @Test
     void tckOnAPluginWhoseInitFailsIsOneVerdict(@TempDir Path dir) throws Throwable {
         String lib = library("libnccl-net-faulty-init.so");
-        Run r = run("tck", "--native", lib, "--report-dir", dir.toString());
+        CliRun r = CliRun.of("tck", "--native", lib, "--report-dir", dir.toString());
         assertOneVerdict(r, "pre.1", "FaultyInit: init returned 2 (ncclSystemError)");
         assertTrue(Files.readString(dir.resolve("report.md")).contains("**NOT checked**"));
         assertEquals("", violations(lib));
@@ -103,7 +88,7 @@ class FaultyNativePluginTest {
     @Test
     void tckOnAPluginWithoutDevicesIsOneVerdict(@TempDir Path dir) throws Throwable {
         String lib = library("libnccl-net-faulty-nodev.so");
-        Run r = run("tck", "--native", lib, "--report-dir", dir.toString());
+        CliRun r = CliRun.of("tck", "--native", lib, "--report-dir", dir.toString());
         assertOneVerdict(r, "pre.2", "FaultyNoDevices: 0 devices after init");
         assertEquals("", violations(lib));
     }
@@ -111,7 +96,7 @@ class FaultyNativePluginTest {
     @Test
     void tckOnAPluginWhoseGetPropertiesFailsIsOneVerdict(@TempDir Path dir) throws Throwable {
         String lib = library("libnccl-net-faulty-props.so");
-        Run r = run("tck", "--native", lib, "--report-dir", dir.toString());
+        CliRun r = CliRun.of("tck", "--native", lib, "--report-dir", dir.toString());
         assertOneVerdict(r, "pre.3", "FaultyProps: getProperties(0) threw ncclInternalError: FaultyProps "
                 + "getProperties(0) returned 3 (ncclInternalError)");
         assertEquals("", violations(lib));
@@ -121,7 +106,7 @@ class FaultyNativePluginTest {
     void pluginsShowsEachFaultAsAStateAndStillSelectsAUsableTransport() throws Throwable {
         String init = library("libnccl-net-faulty-init.so");
         String nodev = library("libnccl-net-faulty-nodev.so");
-        Run r = run("plugins", "--plugin", init, "--plugin", nodev);
+        CliRun r = CliRun.of("plugins", "--plugin", init, "--plugin", nodev);
         String out = r.output();
         assertEquals(0, r.exitCode(), out);
         assertTrue(out.contains("transport:\tFaultyInit\n"), out);
@@ -135,24 +120,24 @@ class FaultyNativePluginTest {
     }
 
     /** Runs a command line as bin/jccl does: through the guard, in a child JVM. */
-    private static Run guarded(String... args) throws Exception {
+    private static CliRun guarded(String... args) throws Exception {
         List<String> libraries = NativeCrashGuard.nativeLibraries(args, Map.of());
         assertFalse(libraries.isEmpty(), "the guard watches " + String.join(" ", args));
         ByteArrayOutputStream text = new ByteArrayOutputStream();
         int rc = NativeCrashGuard.run(args, libraries, new PrintStream(text, true));
-        return new Run(rc, text.toString());
+        return new CliRun(rc, text.toString());
     }
 
     @Test
     void aPluginThatCrashesInInitTakesOnlyTheChildJvmDownAndIsNamed(@TempDir Path dir) throws Exception {
         String lib = library("libnccl-net-faulty-crash.so");
-        Run tck = guarded("tck", "--native", lib, "--report-dir", dir.toString());
+        CliRun tck = guarded("tck", "--native", lib, "--report-dir", dir.toString());
         assertEquals(NativeCrashGuard.EXIT_PLUGIN_CRASHED, tck.exitCode(), tck.output());
         assertTrue(tck.output().startsWith("CRASHED: the native plugin " + lib + " crashed the JVM that ran it: "
                 + "SIGSEGV in libnccl-net-faulty-crash.so+0x"), tck.output());
         assertTrue(tck.output().contains(", in its init, during the kit's set-up (its preconditions). "), tck.output());
 
-        Run plugins = guarded("plugins", "--plugin", lib);
+        CliRun plugins = guarded("plugins", "--plugin", lib);
         assertEquals(NativeCrashGuard.EXIT_PLUGIN_CRASHED, plugins.exitCode(), plugins.output());
         assertTrue(plugins.output().contains("SIGSEGV in libnccl-net-faulty-crash.so+0x")
                 && plugins.output().contains(", in its init."), plugins.output());
@@ -160,7 +145,7 @@ class FaultyNativePluginTest {
 
     @Test
     void aHealthyRunPassesTheChildsExitStatusThrough(@TempDir Path dir) throws Exception {
-        Run r = guarded("tck", "--native", library("libnccl-net-faulty-props.so"), "--report-dir", dir.toString());
+        CliRun r = guarded("tck", "--native", library("libnccl-net-faulty-props.so"), "--report-dir", dir.toString());
         assertEquals(TckCommand.EXIT_NOT_CHECKED, r.exitCode(), r.output());
         assertEquals("", r.output(), "the guard itself says nothing when the child did not crash");
     }

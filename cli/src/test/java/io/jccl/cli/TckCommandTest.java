@@ -2,10 +2,7 @@ package io.jccl.cli;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -15,21 +12,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 /** {@code jccl tck} against JcclSocket, which the CLI carries on its class path. */
 class TckCommandTest {
 
-    private record Run(int exitCode, String output) {
-    }
-
-    private static Run run(String... args) {
-        StringWriter text = new StringWriter();
-        CommandLine cmd = Jccl.commandLine();
-        cmd.setOut(new PrintWriter(text));
-        cmd.setErr(new PrintWriter(text));
-        int rc = cmd.execute(args);
-        return new Run(rc, text.toString());
-    }
-
     @Test
     void printsOneRowPerRuleAndWritesTheReports(@TempDir Path dir) throws Exception {
-        Run r = run("tck", "--net", "jcclsocket", "--rule", "life,conn.1", "--required-only",
+        CliRun r = CliRun.of("tck", "--net", "jcclsocket", "--rule", "life,conn.1", "--required-only",
                 "--report-dir", dir.toString(), "--timeout-scale", "2");
         assertEquals(0, r.exitCode(), r.output());
         String out = r.output();
@@ -49,14 +34,14 @@ class TckCommandTest {
 
     @Test
     void anUnknownTransportHasItsOwnExitCode() {
-        Run r = run("tck", "--net", "NoSuchTransport");
+        CliRun r = CliRun.of("tck", "--net", "NoSuchTransport");
         assertEquals(TckCommand.EXIT_NO_SUCH_TRANSPORT, r.exitCode(), r.output());
         assertTrue(r.output().contains("No transport named NoSuchTransport. Found: JcclSocket"), r.output());
     }
 
     @Test
     void aNativeLibraryThatDoesNotLoadIsNamedWithTheLinkersReason() {
-        Run r = run("tck", "--native", "/opt/lib/libnccl-net-vendor.so");
+        CliRun r = CliRun.of("tck", "--native", "/opt/lib/libnccl-net-vendor.so");
         assertEquals(TckCommand.EXIT_NO_SUCH_TRANSPORT, r.exitCode(), r.output());
         assertTrue(r.output().contains("Cannot check /opt/lib/libnccl-net-vendor.so: ")
                 && r.output().contains("No such file or directory"), r.output());
@@ -64,7 +49,7 @@ class TckCommandTest {
 
     @Test
     void listsTheRulesWithTheirHints() {
-        Run r = run("tck", "--list");
+        CliRun r = CliRun.of("tck", "--list");
         assertEquals(0, r.exitCode(), r.output());
         assertTrue(r.output().contains("fault.2   required  a killed peer fails every pending request"), r.output());
         assertTrue(r.output().contains("if this fails, check: "), r.output());
@@ -73,7 +58,7 @@ class TckCommandTest {
 
     @Test
     void withoutATransportItIsAUsageError() {
-        Run r = run("tck");
+        CliRun r = CliRun.of("tck");
         assertEquals(2, r.exitCode(), r.output());
         assertTrue(r.output().contains("--net NAME"), r.output());
     }
