@@ -20,8 +20,10 @@
  *   jccl-shim-driver LIBRARY frozen-peer IDLE_MS
  *                                       a second process connects and then idles for IDLE_MS (the
  *                                       pending receive must stay pending), then is frozen with
- *                                       SIGSTOP; prints how long the receive took to fail and its
- *                                       code (NCCL's proxy would see the same from test())
+ *                                       SIGSTOP while it reads a big send; prints how long the
+ *                                       receive and the send took to fail and their codes (NCCL's
+ *                                       proxy would see the same from test()), then closes all as
+ *                                       ncclCommAbort does, each call bounded, the peer still frozen
  *
  * Prints "version N" first, log lines as "LOG <level> <message>", and "OK" on success.
  */
@@ -544,14 +546,49 @@ static int poll_receive(void* req, double ms, double* failedAfterMs) {
     return 0;
 }
 
+/* Polls a pending send until it fails or ms pass; returns its first non-success code, or 0 if none. */
+static int poll_send(void* req, double ms) {
+    double start = now_ms();
+    while (now_ms() - start < ms) {
+        int done = 0;
+        ncclResult_t r = p_test(req, &done, NULL);
+        if (r != ncclSuccess) {
+            return r;
+        }
+        if (done) {
+            return -1; /* the whole message went out before the freeze: nothing was in flight */
+        }
+        usleep(200);
+    }
+    return 0;
+}
+
+/* Runs a close call and fails the scenario if it takes longer than a bound: NCCL's abort makes
+   these calls while the frozen peer still holds its sockets open. */
+#define TIMED_CLOSE(call)                                                                    \
+    do {                                                                                     \
+        double t0_ = now_ms();                                                               \
+        ncclResult_t r_ = (call);                                                            \
+        double took_ = now_ms() - t0_;                                                       \
+        printf("abort: %s = %d in %.0f ms\n", #call, r_, took_);                             \
+        if (took_ > 2000) {                                                                  \
+            printf("FAILED %s took %.0f ms with the peer frozen (NCCL's abort would hang)\n", \
+                   #call, took_);                                                            \
+            failed = 1;                                                                      \
+        }                                                                                    \
+    } while (0)
+
 /*
  * NCCL's view of a frozen peer: a pending receive from a process that stops (SIGSTOP) must fail
  * with ncclRemoteError within the transport's bound, while a peer that is alive but has nothing to
- * send yet must not be declared dead.
+ * send yet must not be declared dead. A send caught mid-transfer (the peer stopped while reading)
+ * must fail too, and then what ncclCommAbort does must return promptly with the peer still frozen:
+ * deregister, close every comm, finalize.
  */
 static int frozen_peer(double idleMs) {
-    int handlePipe[2], readyPipe[2];
-    if (pipe(handlePipe) != 0 || pipe(readyPipe) != 0) {
+    enum { BIG = 256 << 20 };
+    int handlePipe[2], readyPipe[2], peerHandlePipe[2];
+    if (pipe(handlePipe) != 0 || pipe(readyPipe) != 0 || pipe(peerHandlePipe) != 0) {
         printf("FAILED pipe\n");
         return 1;
     }
@@ -563,20 +600,46 @@ static int frozen_peer(double idleMs) {
         }
         void* ctx = NULL;
         void* sc = NULL;
+        void* lc = NULL;
+        void* rc = NULL;
         if (p_init(&ctx, 2) != ncclSuccess) {
             _exit(3);
         }
-        for (long spins = 0; sc == NULL; spins++) {
-            if (p_connect(ctx, handle, &sc) != ncclSuccess || spins > 50000000L) {
-                _exit(4);
+        char mine[NCCL_NET_HANDLE_MAXSIZE];
+        memset(mine, 0, sizeof mine);
+        if (p_listen(ctx, mine, &lc) != ncclSuccess ||
+            write(peerHandlePipe[1], mine, sizeof mine) != (ssize_t) sizeof mine) {
+            _exit(4);
+        }
+        for (long spins = 0; sc == NULL || rc == NULL; spins++) {
+            if ((sc == NULL && p_connect(ctx, handle, &sc) != ncclSuccess) ||
+                (rc == NULL && p_accept(lc, &rc) != ncclSuccess) || spins > 50000000L) {
+                _exit(5);
+            }
+        }
+        char* big = malloc(BIG);
+        void* mh;
+        void* req = NULL;
+        int tag = 0;
+        size_t size = BIG;
+        if (big == NULL || p_regMr(rc, big, BIG, &mh) != ncclSuccess) {
+            _exit(6);
+        }
+        while (req == NULL) {
+            if (p_irecv(rc, 1, (void**) &big, &size, &tag, &mh, &req) != ncclSuccess) {
+                _exit(7);
             }
         }
         char ok = 1;
         if (write(readyPipe[1], &ok, 1) != 1) {
-            _exit(5);
+            _exit(8);
         }
-        for (;;) {
-            pause(); /* alive, with nothing to send */
+        for (;;) { /* receiving the big message slowly, until the survivor stops this process */
+            int done = 0;
+            if (p_test(req, &done, NULL) != ncclSuccess || done) {
+                _exit(9);
+            }
+            usleep(1000);
         }
     }
     pair p = {0};
@@ -588,8 +651,18 @@ static int frozen_peer(double idleMs) {
         printf("FAILED handing the handle to the peer\n");
         return 1;
     }
-    for (long spins = 0; p.rc == NULL; spins++) {
-        CHECK(p_accept(p.lc, &p.rc));
+    char peerHandle[NCCL_NET_HANDLE_MAXSIZE];
+    if (read(peerHandlePipe[0], peerHandle, sizeof peerHandle) != (ssize_t) sizeof peerHandle) {
+        printf("FAILED the peer died before listening\n");
+        return 1;
+    }
+    for (long spins = 0; p.rc == NULL || p.sc == NULL; spins++) {
+        if (p.rc == NULL) {
+            CHECK(p_accept(p.lc, &p.rc));
+        }
+        if (p.sc == NULL) {
+            CHECK(p_connect(p.ctx, peerHandle, &p.sc));
+        }
         if (spins > 50000000L) {
             printf("FAILED the peer never connected\n");
             kill(peer, SIGKILL);
@@ -620,12 +693,41 @@ static int frozen_peer(double idleMs) {
         return 1;
     }
     printf("idle peer: the receive stayed pending for %.0f ms\n", idleMs);
+
+    /* A big send the peer reads slowly (one test() a millisecond): stopped mid-transfer, its bytes
+       fill both kernels' socket buffers. */
+    char* big = calloc(1, BIG);
+    void* smh;
+    void* sreq = NULL;
+    CHECK(p_regMr(p.sc, big, BIG, &smh));
+    while (sreq == NULL) {
+        CHECK(p_isend(p.sc, big, BIG, 0, smh, &sreq));
+    }
+    for (int i = 0; i < 50; i++) {
+        int done = 0;
+        CHECK(p_test(sreq, &done, NULL));
+        usleep(1000);
+    }
     kill(peer, SIGSTOP);
     int code = poll_receive(req, 120000, &failedAfter);
+    printf("frozen peer: receive failed with %d after %.0f ms\n", code, failedAfter);
+    int sendCode = poll_send(sreq, 10000);
+    printf("frozen peer: send failed with %d\n", sendCode);
+
+    int failed = code == 0 || sendCode <= 0;
+    TIMED_CLOSE(p_deregMr(p.rc, rmh));
+    TIMED_CLOSE(p_deregMr(p.sc, smh));
+    TIMED_CLOSE(v6 ? v6->closeSend(p.sc) : v11->closeSend(p.sc));
+    TIMED_CLOSE(v6 ? v6->closeRecv(p.rc) : v11->closeRecv(p.rc));
+    TIMED_CLOSE(v6 ? v6->closeListen(p.lc) : v11->closeListen(p.lc));
+    if (v11) {
+        TIMED_CLOSE(v11->finalize(p.ctx));
+    }
     kill(peer, SIGKILL);
     waitpid(peer, NULL, 0);
-    printf("frozen peer: receive failed with %d after %.0f ms\n", code, failedAfter);
-    return code == 0 ? 1 : 0;
+    free(big);
+    free(dst);
+    return failed;
 }
 
 int main(int argc, char** argv) {

@@ -29,6 +29,41 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from nccl_shim_check import configuration, free_port, rank_environment  # noqa: E402
 
 
+def thread_names(pid="self"):
+    """Threads by name (/proc/PID/task/*/comm): what grew tells whose threads they are."""
+    names = {}
+    for tid in os.listdir("/proc/%s/task" % pid):
+        try:
+            with open("/proc/%s/task/%s/comm" % (pid, tid)) as f:
+                name = f.read().strip()
+        except OSError:
+            continue
+        names[name] = names.get(name, 0) + 1
+    return names
+
+
+def hang_report(pid):
+    """Where a hung process's threads are: name, kernel wait channel and system call of each, then
+    native stacks where gdb exists. Written into the report so that one run on the GPU says why."""
+    lines = []
+    for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+        fields = []
+        for entry in ("comm", "wchan", "syscall"):
+            try:
+                with open("/proc/%d/task/%s/%s" % (pid, tid, entry)) as f:
+                    fields.append(f.read().strip().split(" ")[0])
+            except OSError:
+                fields.append("?")
+        lines.append("%s %s wchan=%s syscall=%s" % (tid, fields[0], fields[1], fields[2]))
+    try:
+        gdb = subprocess.run(["gdb", "-batch", "-p", str(pid), "-ex", "thread apply all bt 12"],
+                             capture_output=True, text=True, timeout=60)
+        lines += [l for l in gdb.stdout.splitlines() if l.startswith(("#", "Thread"))]
+    except (OSError, subprocess.SubprocessError) as e:
+        lines.append("no native stacks: %s" % e)
+    return lines
+
+
 def resources():
     fds = len(os.listdir("/proc/self/fd"))
     threads = len(os.listdir("/proc/self/task"))
@@ -37,12 +72,15 @@ def resources():
         for line in f:
             if line.startswith("VmRSS:"):
                 rss = int(line.split()[1]) // 1024
-    return {"fds": fds, "threads": threads, "rss_mib": rss}
+    return {"fds": fds, "threads": threads, "rss_mib": rss, "thread_names": thread_names()}
 
 
 def worker(args):
+    import faulthandler
     import torch
     import torch.distributed as dist
+    # A survivor that hangs dumps its Python stacks (every thread) into its log before it is killed.
+    faulthandler.dump_traceback_later(args.wait + 10, exit=False)
     from datetime import timedelta
     rank = int(os.environ["RANK"])
     gpu = args.backend == "nccl"
@@ -55,7 +93,10 @@ def worker(args):
     def init(port):
         # NCCL: a 10-minute timeout, so that an error within the bound can only come from NCCL.
         kwargs = {"device_id": torch.device(device)} if gpu else {}
+        # --torch-timeout: PyTorch's own watchdog instead, the only bound NCCL's Socket has.
         timeout = timedelta(minutes=10) if gpu else timedelta(seconds=args.bound / 2)
+        if args.torch_timeout:
+            timeout = timedelta(seconds=args.torch_timeout)
         dist.init_process_group(args.backend, init_method="tcp://127.0.0.1:%d" % port, rank=rank, world_size=2,
                                 timeout=timeout, **kwargs)
 
@@ -100,7 +141,7 @@ def worker(args):
 def run(args, name, mode):
     env_extra, _, _ = configuration(name, args.plugin)
     env_extra.pop("NCCL_DEBUG_SUBSYS", None)
-    env_extra["NCCL_DEBUG"] = "WARN" if mode != "cycle" else "INFO"
+    env_extra["NCCL_DEBUG"] = args.nccl_debug or ("WARN" if mode != "cycle" else "INFO")
     port = free_port()
     tag = "%s-%s" % (mode, name)
     procs, results = [], []
@@ -112,17 +153,21 @@ def run(args, name, mode):
         log = open(os.path.join(args.out_dir, "%s-rank%d.log" % (tag, rank)), "w")
         cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--mode", mode, "--port", str(port),
                "--cycles", str(args.cycle), "--wait", str(args.wait), "--bound", str(args.bound),
-               "--backend", args.backend, "--result", result]
+               "--backend", args.backend, "--result", result, "--torch-timeout", str(args.torch_timeout)]
         procs.append(subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT))
     deadline = time.time() + args.wait + 30
     waited = procs if mode == "cycle" else procs[:1]  # a frozen or killed rank 1 never exits by itself
     while any(p.poll() is None for p in waited) and time.time() < deadline:
         time.sleep(0.2)
     hung = any(p.poll() is None for p in waited)
+    report = hang_report(procs[0].pid) if procs[0].poll() is None and mode != "cycle" else []
     for p in procs:
         if p.poll() is None:
             p.kill()  # SIGKILL also ends a stopped process
     o = {"config": name, "mode": mode, "survivor_hung": hung}
+    if report:
+        with open(os.path.join(args.out_dir, "%s-rank0.hang.txt" % tag), "w") as f:
+            f.write("\n".join(report) + "\n")
     try:
         r0 = json.load(open(results[0]))
         if mode == "cycle":
@@ -131,6 +176,13 @@ def run(args, name, mode):
             growth = {k: max(c[-1][k] - c[1][k] for c in o["cycles"]) for k in ("fds", "threads")} \
                 if args.cycle > 2 else {}
             o["growth_after_cycle_2"] = growth
+            if args.cycle > 2:  # whose threads grew, by name
+                second, last = r0["cycles"][1]["thread_names"], r0["cycles"][-1]["thread_names"]
+                o["threads_grown_by_name"] = {n: last.get(n, 0) - second.get(n, 0) for n in set(second) | set(last)
+                                              if last.get(n, 0) != second.get(n, 0)}
+            for c in o["cycles"]:
+                for x in c:
+                    x.pop("thread_names", None)
             o["ok"] = all(x["ok"] for c in o["cycles"] for x in c) and all(v <= 0 for v in growth.values())
         else:
             fault_at = float(open(results[1] + ".fault").read())
@@ -162,6 +214,9 @@ def main():
     ap.add_argument("--cycle", type=int, default=5, help="communicator life cycles (0 = none)")
     ap.add_argument("--configs", default="jccl,socket")
     ap.add_argument("--bound", type=float, default=30, help="seconds within which the survivor must see an error")
+    ap.add_argument("--nccl-debug", default="", help="NCCL_DEBUG for the ranks (default WARN, INFO for cycles)")
+    ap.add_argument("--torch-timeout", type=float, default=0,
+                    help="PyTorch's own timeout in seconds (0: 10 minutes, so that only NCCL can end a wait)")
     ap.add_argument("--wait", type=float, default=90, help="seconds the survivor keeps trying")
     args = ap.parse_args()
     if args.worker:

@@ -128,6 +128,11 @@ class ShimProcessTest {
         assertTrue(m.find(), run.output());
         assertEquals(6, Integer.parseInt(m.group(1)), "ncclRemoteError expected: " + run.output());
         assertTrue(Integer.parseInt(m.group(2)) <= 2000 + 2000, "within the bound plus a heartbeat: " + run.output());
+        // The send caught mid-transfer fails too, and what ncclCommAbort then calls (deregister,
+        // close each comm, finalize) returns at once with the peer still frozen: the driver fails
+        // any of them that takes over 2 s.
+        assertTrue(run.output().contains("frozen peer: send failed with 6"), run.output());
+        assertEquals(6, run.output().split("\nabort: ", -1).length - 1, run.output());
     }
 
     @Test
