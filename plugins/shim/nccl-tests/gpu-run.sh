@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Everything the shim's GPU check needs, in one device call of at most 10 minutes (the device tool's
 # limit per command): the nccl-tests check, PyTorch with a frozen and a killed peer and with
-# communicators destroyed and re-created, the benchmark beside NCCL's Socket (and beside the build
-# packed as "before", when there is one), and the box's ceilings. Each step has its own time limit,
+# communicators destroyed and re-created (NCCL's Socket beside it), the benchmark beside NCCL's
+# Socket swept to its best, warm 8-byte latency, and the box's ceilings. Each step has its own time limit,
 # so a hang in one still leaves the others' results. Results go to $OUT/r.tgz (one file: the device
 # tool brings back at most 8).
 #
-# Here:   JCCL_BEFORE_REV=<rev> plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_CHECKOUT]
+# Here:   plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_CHECKOUT]
 # There:  source .device/activate.sh && plugins/shim/nccl-tests/gpu-run.sh      (carry .device)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -19,25 +19,29 @@ plugin=$PWD/.device/jccl/libnccl-net.so
 step() { echo "== $1 ($(date +%T))"; }
 
 step "check: v6, the newest NCCL takes, and v12; six collectives each"
-JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=60 JCCL_CHECK_VERSIONS="${JCCL_CHECK_VERSIONS:-6 11 12}" OUT=$out timeout 110 $here/run.sh check \
+JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 JCCL_CHECK_VERSIONS="${JCCL_CHECK_VERSIONS:-6 11 12}" OUT=$out timeout 90 $here/run.sh check \
   > "$out/check-stdout.txt" 2>&1
 echo "check exit $?"; grep -E '^v|failures' "$out/check-stdout.txt"
 
 step "PyTorch through the shim: frozen and killed peer, 4 communicator life cycles"
-timeout 140 python3 $faults --plugin "$plugin" --out-dir "$out/faults-jccl" --configs jccl --peer freeze,kill \
-  --cycle 4 --bound 20 --wait 35 > "$out/faults-jccl.txt" 2>&1
+timeout 130 python3 $faults --plugin "$plugin" --out-dir "$out/faults-jccl" --configs jccl --peer freeze,kill \
+  --cycle 4 --bound 20 --wait 30 > "$out/faults-jccl.txt" 2>&1
 pkill -9 -f nccl_shim_faults; cut -c1-400 "$out/faults-jccl.txt"
 
-step "PyTorch on NCCL's Socket (the baseline): killed peer, 4 life cycles"
-timeout 75 python3 $faults --plugin "$plugin" --out-dir "$out/faults-socket" --configs socket --peer kill \
-  --cycle 4 --wait 35 > "$out/faults-socket.txt" 2>&1
+step "PyTorch on NCCL's Socket (the baseline): frozen and killed peer"
+timeout 110 python3 $faults --plugin "$plugin" --out-dir "$out/faults-socket" --configs socket --peer freeze,kill \
+  --cycle 0 --wait 35 > "$out/faults-socket.txt" 2>&1
 pkill -9 -f nccl_shim_faults; cut -c1-400 "$out/faults-socket.txt"
 
-step "bench under MPS"
-configs=${JCCL_GPU_BENCH:-"jccl@ch8 socket:4x4@ch8 jccl socket:2x2 socket:8x2@ch16"}
-[ -d .device/jccl-before ] && configs="$configs before@ch8"
+step "bench under MPS: 16 MiB to 512 MiB, NCCL's Socket swept (threads x sockets, channels, P2P chunk)"
+chunk=NCCL_P2P_NET_CHUNKSIZE=524288
+configs=${JCCL_GPU_BENCH:-"jccl jccl@ch8 jccl+$chunk socket:2x2 socket:2x2+$chunk socket:4x4@ch8 socket:8x2@ch16"}
 # shellcheck disable=SC2086 # a list of configurations
-JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=90 JCCL_BENCH_ITERS=15 OUT=$out timeout 200 $here/run.sh bench $configs > "$out/bench-stdout.txt" 2>&1
+JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=60 JCCL_BENCH_ITERS=15 OUT=$out timeout 200 $here/run.sh bench $configs > "$out/bench-stdout.txt" 2>&1
+step "8 B warm, under MPS"
+lat_configs=${JCCL_GPU_LAT:-"jccl jccl@ch8 socket:2x2 socket:4x4@ch8 socket:8x2@ch16"}
+# shellcheck disable=SC2086 # a list of configurations
+JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out timeout 100 $here/run.sh lat $lat_configs > "$out/lat-stdout.txt" 2>&1
 python3 $here/summarize.py "$out" --all
 
 step "ceilings"

@@ -9,6 +9,10 @@
 #                       mismatch or leak reported at the last communicator's destroy
 #   run.sh bench CONFIG...   all_reduce and sendrecv (JCCL_BENCH_COLLS), 8 B to 512 MiB, each config;
 #                       summarize.py prints the table (best per family, ratios)
+#   run.sh lat CONFIG...     the same collectives at 8 B alone, 1000 warm-up and JCCL_LAT_ITERS
+#                       (2000) timed iterations, so that both families are measured warm: in bench,
+#                       8 B is the first size after start-up (cold JIT in the shim's JVM, cold
+#                       caches in NCCL's Socket); summarize.py takes 8 B from these runs if present
 #   run.sh ceilings     loopback TCP with many streams and pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
 #
@@ -132,6 +136,18 @@ bench() {
   python3 "$here/summarize.py" "$out" | tee "$out/bench.txt"
 }
 
+lat() {
+  build_nccl_tests || exit 1
+  local spec coll tag
+  for spec in "$@"; do
+    for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
+      tag=$(printf %s "lat-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
+      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 8 -g 1 -c 0 -n "${JCCL_LAT_ITERS:-2000}" -w 1000)
+      echo "$spec $coll (8 B, warm) exit $rc"
+    done
+  done
+}
+
 ceilings() {
   gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
   nvcc -O2 -o /tmp/jccl-copy-ceiling "$here/copy_ceiling.cu" || return 1
@@ -157,6 +173,7 @@ fi
 case ${1:-} in
   check) check ;;
   bench) shift; bench "$@" ;;
+  lat) shift; lat "$@" ;;
   ceilings) ceilings ;;
   build) build_nccl_tests ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;

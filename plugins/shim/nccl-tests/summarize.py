@@ -4,6 +4,9 @@
 at 8 B, its time (us), and JcclSocket's ratio to NCCL's Socket (busbw: jccl/socket, time:
 socket/jccl; above 1 = JcclSocket better).
 
+8 B comes from run.sh lat's logs (lat-*.log: 1000 warm-up, then 2000 timed iterations) where a
+configuration has one, else from the bench sweep, where 8 B is the first size after start-up.
+
 usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's figure)
 """
 import glob
@@ -34,16 +37,23 @@ def main():
     out = sys.argv[1]
     show_all = "--all" in sys.argv
     runs = {}
-    for path in sorted(glob.glob(os.path.join(out, "bench-*.log"))):
-        m = re.match(r"bench-(all_reduce|sendrecv)-(.*)\.log$", os.path.basename(path))
+    warm = set()
+    logs = sorted(glob.glob(os.path.join(out, "bench-*.log"))) + sorted(glob.glob(os.path.join(out, "lat-*.log")))
+    for path in logs:
+        m = re.match(r"(bench|lat)-(all_reduce|sendrecv)-(.*)\.log$", os.path.basename(path))
         if m:
             rows = parse(path)
             if rows:
-                runs.setdefault(m.group(1), {})[m.group(2)] = rows
+                # a lat run's 8 B replaces the sweep's (read after it)
+                runs.setdefault(m.group(2), {}).setdefault(m.group(3), {}).update(rows)
+                if m.group(1) == "lat":
+                    warm.add((m.group(2), m.group(3)))
             else:
                 print("no results in %s" % path)
     for coll, configs in runs.items():
         print("\n### %s (2 ranks, one GPU, network path)\n" % coll)
+        if any(c == coll for c, _ in warm):
+            print("8 B: warm (1000 warm-up iterations) for %s\n" % ", ".join(sorted(n for c, n in warm if c == coll)))
         before = any(n.startswith("before") for n in configs)
         print("| size | NCCL Socket, best | config | JcclSocket, best | config | ratio |"
               + (" JcclSocket before, best |" if before else ""))

@@ -440,6 +440,16 @@ static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_servic
     options[n++].optionString = "-Xrs";
     char* user = NULL;
     const char* configured = getenv("JCCL_SHIM_JVM_OPTS");
+    /* A guest in someone else's process (a trainer with many cores): a fixed, small set of threads.
+       The data path allocates nothing per message, so the serial collector has little to do, and
+       G1 would start up to one GC thread per core as its work grows, which a destroy/re-create
+       check reads as a leak. Two compiler threads, never more or fewer. A collector the user names
+       replaces ours (the JVM refuses two); the user's other -XX options come later and win. */
+    if (!nonblank(configured) || !(strstr(configured, "-XX:+Use") != NULL && strstr(configured, "GC") != NULL)) {
+        options[n++].optionString = "-XX:+UseSerialGC";
+    }
+    options[n++].optionString = "-XX:CICompilerCount=2";
+    options[n++].optionString = "-XX:-UseDynamicNumberOfCompilerThreads";
     if (nonblank(configured)) {
         user = strdup(configured);
         char* save = NULL;

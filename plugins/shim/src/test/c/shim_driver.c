@@ -766,6 +766,25 @@ int main(int argc, char** argv) {
     if (strcmp(argv[2], "init") == 0) {
         void* ctx = NULL;
         printf("init %d\n", p_init(&ctx, 1));
+        /* the threads the plugin's start left in the process, by name */
+        DIR* d = opendir("/proc/self/task");
+        printf("threads:");
+        for (struct dirent* e; d != NULL && (e = readdir(d)) != NULL;) {
+            char path[300], name[64] = "";
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+            FILE* f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+            if (f != NULL) {
+                if (fgets(name, sizeof name, f) != NULL) {
+                    name[strcspn(name, "\n")] = 0;
+                    printf(" [%s]", name);
+                }
+                fclose(f);
+            }
+        }
+        printf("\n");
+        if (d != NULL) {
+            closedir(d);
+        }
         return 0;
     }
     session(argv[2], argc > 3 ? atol(argv[3]) : 100000);

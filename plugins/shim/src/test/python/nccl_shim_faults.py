@@ -3,7 +3,8 @@
 and whether communicators can be destroyed and re-created without leaking.
 
   peer   two ranks loop all_reduce; rank 1 then freezes (SIGSTOP) or dies (SIGKILL) at a known
-         moment. Rank 0 records how long after that its all_reduce failed and with what error.
+         moment. Rank 0 records how long after that its all_reduce failed and with what error
+         (None: no error within --wait, what NCCL's Socket gives for a frozen peer).
          PyTorch's own timeout is set to 10 minutes, so an error within seconds comes from NCCL,
          i.e. from the transport's request failing (ncclRemoteError), not from PyTorch's watchdog.
   cycle  N times: init_process_group, all_reduce (checked), destroy_process_group; after each,
@@ -124,10 +125,16 @@ def worker(args):
         time.sleep(0.5)  # rank 1 is gone by now; the next all_reduce cannot complete normally
         start = time.time()
         try:
-            # TORCH_NCCL_BLOCKING_WAIT=1: each all_reduce waits on the CPU and raises as soon as NCCL
-            # reports an asynchronous error on the communicator
-            while time.time() - start < args.wait:
-                dist.all_reduce(t)
+            # One all_reduce in flight, polled: is_completed() asks NCCL for the communicator's
+            # asynchronous error and completes the work with it; wait() then raises it. (Launching
+            # all_reduce after all_reduce instead fills NCCL's queue of proxy operations, and the
+            # next launch spins on the CPU, error or not: that measures the queue, not the transport.)
+            work = dist.all_reduce(t, async_op=True)
+            while not work.is_completed() and time.time() - start < args.wait:
+                time.sleep(0.05)
+            out["completed_without_error"] = work.is_completed()
+            if work.is_completed():
+                work.wait()
             out["error"] = None
         except Exception as e:  # what PyTorch raised, with NCCL's result inside
             out["error"] = "%s: %s" % (type(e).__name__, str(e)[:400])

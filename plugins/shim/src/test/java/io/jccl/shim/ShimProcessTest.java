@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -233,6 +234,23 @@ class ShimProcessTest {
         assertTrue(run.warnings().get(0).contains("JCCL_SHIM_JVM_OPTS=-Xno-such-option"), run.output());
         Run good = driver(Map.of(ShimConfig.JCCL_SHIM_JVM_OPTS, "-Xmx128m -XX:+UseSerialGC"), "init");
         assertTrue(good.output().contains("init 0\n"), good.output());
+    }
+
+    @Test
+    void theGuestJvmKeepsAFixedSetOfThreadsUnlessTheUserNamesACollector() throws Exception {
+        // Under PyTorch on 16 cores, G1 started GC threads one by one as communicators came and went
+        // (12 more by the fourth), which a leak check cannot tell from a leak. The shim's JVM uses the
+        // serial collector (no GC threads) and two compiler threads, as many as cores would suggest.
+        Map<String, String> manyCores = Map.of(ShimConfig.JCCL_SHIM_JVM_OPTS, "-XX:ActiveProcessorCount=16");
+        Run guest = driver(manyCores, "init");
+        assertTrue(guest.output().contains("init 0\n"), guest.output());
+        String threads = guest.output().lines().filter(l -> l.startsWith("threads:")).findFirst().orElseThrow();
+        assertFalse(threads.contains("[G1 ") || threads.contains("[GC Thread"), threads);
+        assertEquals(1, threads.split("\\[C1 CompilerThre", -1).length - 1, threads);
+        assertEquals(1, threads.split("\\[C2 CompilerThre", -1).length - 1, threads);
+        Run g1 = driver(Map.of(ShimConfig.JCCL_SHIM_JVM_OPTS, "-XX:ActiveProcessorCount=16 -XX:+UseG1GC"), "init");
+        assertTrue(g1.output().contains("init 0\n"), g1.output());
+        assertTrue(g1.output().contains("[G1 "), "the user's collector replaces the default: " + g1.output());
     }
 
     @Test
