@@ -7,14 +7,81 @@
  * the newer symbol did not exist.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "jccl_shim.h"
+
+/* ---- JCCL_SHIM_PROFILE: what NCCL's proxy spends in the data-path calls ---------------------- */
+
+/* Off by default (one predictable branch per call). On, each data-path call is timed around the
+   crossing into Java, and the process prints one line at exit: calls and mean ns of isend, irecv,
+   test that found the request pending, and test that completed it, and the polls per completion.
+   Under NCCL this tells the transport's per-call cost from NCCL's own loop. */
+typedef struct {
+    uint64_t calls;
+    uint64_t ns;
+} call_stat;
+
+static int profiling;
+static int profile_checked;
+static call_stat stat_isend, stat_irecv, stat_test_pending, stat_test_done;
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t) t.tv_sec * 1000000000u + (uint64_t) t.tv_nsec;
+}
+
+static void count(call_stat* s, uint64_t start) {
+    __atomic_fetch_add(&s->calls, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&s->ns, now_ns() - start, __ATOMIC_RELAXED);
+}
+
+static double mean(const call_stat* s) {
+    return s->calls ? (double) s->ns / (double) s->calls : 0;
+}
+
+static void print_profile(void) {
+    fprintf(stderr,
+            "JCCL_SHIM_PROFILE pid %d: isend %llu calls %.0f ns; irecv %llu calls %.0f ns; test pending %llu calls "
+            "%.0f ns; test done %llu calls %.0f ns; %.1f polls per completion\n",
+            (int) getpid(), (unsigned long long) stat_isend.calls, mean(&stat_isend),
+            (unsigned long long) stat_irecv.calls, mean(&stat_irecv), (unsigned long long) stat_test_pending.calls,
+            mean(&stat_test_pending), (unsigned long long) stat_test_done.calls, mean(&stat_test_done),
+            stat_test_done.calls ? (double) (stat_test_pending.calls + stat_test_done.calls) / stat_test_done.calls
+                                 : 0);
+}
+
+static void start_profile_once(void) {
+    if (!profile_checked) {
+        profile_checked = 1;
+        const char* v = getenv("JCCL_SHIM_PROFILE");
+        profiling = v != NULL && strcmp(v, "1") == 0;
+        if (profiling) {
+            atexit(print_profile);
+        }
+    }
+}
+
+#define PROFILED(stat, call)                                   \
+    do {                                                       \
+        if (!profiling) {                                      \
+            return call;                                       \
+        }                                                      \
+        uint64_t start_ = now_ns();                            \
+        ncclResult_t r_ = call;                                \
+        count(&(stat), start_);                                \
+        return r_;                                             \
+    } while (0)
 
 /* ---- shared by every version --------------------------------------------------------------- */
 
 static ncclResult_t init_common(int version, void** ctx, uint64_t commId, int trafficClass, ncclDebugLogger_t log) {
     jccl_set_logger(log);
+    start_profile_once();
     char what[32];
     snprintf(what, sizeof what, "ncclNet v%d init", version);
     ncclResult_t r = jccl_java_ready(what, version);
@@ -62,17 +129,17 @@ static ncclResult_t deregMr(void* comm, void* mhandle) {
 }
 
 static ncclResult_t isend_int(void* sendComm, void* data, int size, int tag, void* mhandle, void** request) {
-    return jccl_net.isend(J(sendComm), J(data), size, tag, J(mhandle), J(request));
+    PROFILED(stat_isend, jccl_net.isend(J(sendComm), J(data), size, tag, J(mhandle), J(request)));
 }
 
 static ncclResult_t isend_size(void* sendComm, void* data, size_t size, int tag, void* mhandle, void** request) {
-    return jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request));
+    PROFILED(stat_isend, jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request)));
 }
 
 static ncclResult_t isend_phandle(void* sendComm, void* data, size_t size, int tag, void* mhandle, void* phandle,
                                   void** request) {
     (void) phandle;
-    return jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request));
+    PROFILED(stat_isend, jccl_net.isend(J(sendComm), J(data), (int64_t) size, tag, J(mhandle), J(request)));
 }
 
 /* v6-v8 post int sizes; the canonical form takes size_t. */
@@ -87,18 +154,18 @@ static ncclResult_t irecv_int(void* recvComm, int n, void** data, int* sizes, in
     for (int i = 0; i < n; i++) {
         wide[i] = sizes[i] < 0 ? 0 : (size_t) sizes[i];
     }
-    return jccl_net.irecv(J(recvComm), n, J(data), J(wide), J(tags), J(mhandles), J(request));
+    PROFILED(stat_irecv, jccl_net.irecv(J(recvComm), n, J(data), J(wide), J(tags), J(mhandles), J(request)));
 }
 
 static ncclResult_t irecv_size(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                                void** request) {
-    return jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request));
+    PROFILED(stat_irecv, jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request)));
 }
 
 static ncclResult_t irecv_phandles(void* recvComm, int n, void** data, size_t* sizes, int* tags, void** mhandles,
                                    void** phandles, void** request) {
     (void) phandles;
-    return jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request));
+    PROFILED(stat_irecv, jccl_net.irecv(J(recvComm), n, J(data), J(sizes), J(tags), J(mhandles), J(request)));
 }
 
 static ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void** mhandles, void** request) {
@@ -106,7 +173,13 @@ static ncclResult_t iflush(void* recvComm, int n, void** data, int* sizes, void*
 }
 
 static ncclResult_t test(void* request, int* done, int* sizes) {
-    return jccl_net.test(J(request), J(done), J(sizes));
+    if (!profiling) {
+        return jccl_net.test(J(request), J(done), J(sizes));
+    }
+    uint64_t start = now_ns();
+    ncclResult_t r = jccl_net.test(J(request), J(done), J(sizes));
+    count(r == ncclSuccess && *done ? &stat_test_done : &stat_test_pending, start);
+    return r;
 }
 
 static ncclResult_t closeSend(void* sendComm) {
