@@ -13,7 +13,8 @@
 #                       (2000) timed iterations, so that both families are measured warm: in bench,
 #                       8 B is the first size after start-up (cold JIT in the shim's JVM, cold
 #                       caches in NCCL's Socket); summarize.py takes 8 B from these runs if present
-#   run.sh ceilings     loopback TCP with many streams and pinned host<->device copies
+#   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
+#                       pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
@@ -150,8 +151,10 @@ lat() {
 
 ceilings() {
   gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
+  gcc -O2 -o /tmp/jccl-tcp-small-write "$here/tcp_small_write.c" || return 1
   nvcc -O2 -o /tmp/jccl-copy-ceiling "$here/copy_ceiling.cu" || return 1
-  { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-copy-ceiling; } | tee "$out/ceilings.txt"
+  { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-tcp-small-write; /tmp/jccl-copy-ceiling; } |
+    tee "$out/ceilings.txt"
 }
 
 # Two processes on one GPU are time-sliced by default (about 2 ms slices): a GPU kernel waiting for

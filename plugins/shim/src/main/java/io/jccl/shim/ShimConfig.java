@@ -34,6 +34,13 @@ public final class ShimConfig {
 
     @EnvVar(defaultValue = "",
             description = "Extra options, space-separated, of the JVM that the native shim starts (e.g. -Xmx2g); it "
-                    + "always adds --enable-native-access=ALL-UNNAMED and -Xrs.")
+                    + "always adds --enable-native-access=ALL-UNNAMED and -Xrs, and before them -XX:CICompilerCount=2 "
+                    + "-XX:-UseDynamicNumberOfCompilerThreads -XX:+UseSerialGC (a guest in the host process keeps a "
+                    + "small, fixed set of threads); naming a collector (-XX:+Use...GC) replaces the serial one.")
     public static final String JCCL_SHIM_JVM_OPTS = "JCCL_SHIM_JVM_OPTS";
+
+    @EnvVar(defaultValue = "",
+            description = "1: the native shim times NCCL's isend, irecv and test calls around the crossing into Java "
+                    + "and prints one line per process at exit (calls, mean ns, polls per completion).")
+    public static final String JCCL_SHIM_PROFILE = "JCCL_SHIM_PROFILE";
 }
