@@ -95,9 +95,17 @@ final class JcclArchitectureRules {
                 .allowEmptyShould(true);
     }
 
+    /** Rule 7: the CUDA binding depends on java.base only, so that core and transports can both use it. */
+    static ArchRule cudaDependsOnJavaBaseOnly() {
+        return classes().that().resideInAPackage("io.jccl.cuda..")
+                .should().onlyDependOnClassesThat(resideInAPackage("io.jccl.cuda..").or(IN_JAVA_BASE))
+                .because("the CUDA binding is a library under core and the transports, not above them")
+                .allowEmptyShould(true);
+    }
+
     /** @return every rule, for the check over the real code */
     static List<ArchRule> all() {
-        return List.of(spiDependsOnJavaBaseOnly(), transportsDependOnSpiOnly(), transportsAreIndependent(),
-                coreDependsOnSpiOnly(), tckDependsOnSpiOnly(), nativeBridgesDependOnSpiOnly());
+        return List.of(spiDependsOnJavaBaseOnly(), cudaDependsOnJavaBaseOnly(), transportsDependOnSpiOnly(),
+                transportsAreIndependent(), coreDependsOnSpiOnly(), tckDependsOnSpiOnly(), nativeBridgesDependOnSpiOnly());
     }
 }
