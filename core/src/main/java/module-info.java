@@ -5,10 +5,12 @@
  */
 module io.jccl.core {
     requires transitive io.jccl.spi;
+    requires transitive io.jccl.cuda;
 
     exports io.jccl.core;
     exports io.jccl.core.config;
     exports io.jccl.core.check;
+    exports io.jccl.core.kernel;
 
     uses io.jccl.spi.NetPlugin;
     uses io.jccl.spi.CollNetPlugin;

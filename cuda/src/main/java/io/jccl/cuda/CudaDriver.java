@@ -86,9 +86,13 @@ final class CudaDriver {
     static final MethodHandle GET_ERROR_NAME;
     static final MethodHandle GET_ERROR_STRING;
     static final MethodHandle CTX_GET_CURRENT;
+    static final MethodHandle MODULE_LOAD_DATA;
+    static final MethodHandle MODULE_GET_FUNCTION;
+    static final MethodHandle MODULE_UNLOAD;
+    static final MethodHandle LAUNCH_KERNEL;
 
     static {
-        MethodHandle[] h = new MethodHandle[32];
+        MethodHandle[] h = new MethodHandle[36];
         Throwable failure = null;
         String library = null;
         try {
@@ -146,6 +150,11 @@ final class CudaDriver {
             h[29] = down(cuda, "cuGetErrorName", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
             h[30] = down(cuda, "cuGetErrorString", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
             h[31] = down(cuda, "cuCtxGetCurrent", a);
+            h[32] = down(cuda, "cuModuleLoadData", aa);
+            h[33] = down(cuda, "cuModuleGetFunction", FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+            h[34] = down(cuda, "cuModuleUnload", a);
+            h[35] = down(cuda, "cuLaunchKernel", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
+                    JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
         } catch (Throwable t) {
             failure = t;
         }
@@ -183,6 +192,10 @@ final class CudaDriver {
         GET_ERROR_NAME = h[29];
         GET_ERROR_STRING = h[30];
         CTX_GET_CURRENT = h[31];
+        MODULE_LOAD_DATA = h[32];
+        MODULE_GET_FUNCTION = h[33];
+        MODULE_UNLOAD = h[34];
+        LAUNCH_KERNEL = h[35];
     }
 
     private CudaDriver() {
