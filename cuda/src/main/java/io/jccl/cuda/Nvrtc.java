@@ -19,7 +19,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * NVRTC, CUDA's run-time compiler, through FFM: CUDA C++ source to PTX, which the driver then
  * compiles for the GPU at hand ({@link CudaModule}). Found at run time like the driver: the library
  * {@code JCCL_NVRTC_LIBRARY} names, else {@code libnvrtc.so.13}, {@code .12}, {@code .11.2} on the
- * dynamic linker's path or in {@code $CUDA_HOME/lib64} and {@code /usr/local/cuda/lib64}.
+ * dynamic linker's path, or in a toolkit's {@code lib64} or {@code targets/x86_64-linux/lib}
+ * ({@code $CUDA_HOME}, {@code /usr/local/cuda}, {@code /usr/local/cuda-X.Y}, newest first).
  */
 @SuppressWarnings("restricted") // the binding: each descriptor is checked against nvrtc.h
 public final class Nvrtc {
@@ -51,13 +52,10 @@ public final class Nvrtc {
                 candidates.add(configured);
             } else {
                 candidates.addAll(List.of(SONAMES));
-                String cudaHome = System.getenv("CUDA_HOME");
-                for (String dir : new String[] {cudaHome == null ? null : cudaHome + "/lib64", "/usr/local/cuda/lib64"}) {
-                    if (dir != null) {
-                        for (String soname : SONAMES) {
-                            if (Files.exists(Path.of(dir, soname))) {
-                                candidates.add(dir + "/" + soname);
-                            }
+                for (String dir : toolkitLibraryDirectories()) {
+                    for (String soname : SONAMES) {
+                        if (Files.exists(Path.of(dir, soname))) {
+                            candidates.add(dir + "/" + soname);
                         }
                     }
                 }
@@ -101,6 +99,28 @@ public final class Nvrtc {
     }
 
     private Nvrtc() {
+    }
+
+    /** Where CUDA toolkits put their libraries: $CUDA_HOME, then /usr/local/cuda and /usr/local/cuda-X.Y, newest first. */
+    private static List<String> toolkitLibraryDirectories() {
+        List<String> roots = new ArrayList<>();
+        String cudaHome = System.getenv("CUDA_HOME");
+        if (cudaHome != null && !cudaHome.isBlank()) {
+            roots.add(cudaHome);
+        }
+        roots.add("/usr/local/cuda");
+        try (var versions = Files.list(Path.of("/usr/local"))) {
+            versions.map(p -> p.getFileName().toString()).filter(n -> n.startsWith("cuda-"))
+                    .sorted(java.util.Comparator.reverseOrder()).forEach(n -> roots.add("/usr/local/" + n));
+        } catch (java.io.IOException | RuntimeException e) {
+            // no /usr/local: nothing more to try
+        }
+        List<String> dirs = new ArrayList<>();
+        for (String root : roots) {
+            dirs.add(root + "/lib64");
+            dirs.add(root + "/targets/x86_64-linux/lib");
+        }
+        return dirs;
     }
 
     private static MethodHandle down(SymbolLookup lookup, String name, FunctionDescriptor fd) {

@@ -133,6 +133,12 @@ public final class CoreConfig {
     /** Address family of the bootstrap: AF_INET or AF_INET6. */
     public static final String SOCKET_FAMILY = "NCCL_SOCKET_FAMILY";
 
+    @EnvVar(defaultValue = "",
+            description = "Path of CUDA's run-time compiler library, which builds JCCL's GPU kernels; unset: "
+                    + "libnvrtc.so.13, .12 or .11.2 on the dynamic linker's path, in $CUDA_HOME/lib64 or in "
+                    + "/usr/local/cuda*/lib64 and targets/x86_64-linux/lib.")
+    public static final String JCCL_NVRTC_LIBRARY = io.jccl.cuda.Nvrtc.JCCL_NVRTC_LIBRARY;
+
     /** {@code NCCL_STEPS}: slots per connection. A constant in NCCL too. */
     public static final int NCCL_STEPS = 8;
     /** The most channels a communicator may use. */
