@@ -30,7 +30,8 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks with a baseline measured in the same run.",
-        subcommands = {BenchCommand.Net.class, BenchCommand.IoEngines.class, BenchCommand.Bridge.class})
+        subcommands = {BenchCommand.Net.class, BenchCommand.IoEngines.class, BenchCommand.Bridge.class,
+                BenchCommand.Kernels.class})
 final class BenchCommand {
 
     /** {@code jccl bench net}: one connection of a transport against a raw TCP socket pair. */
@@ -120,6 +121,28 @@ final class BenchCommand {
                 System.clearProperty("NCCL_SOCKET_NTHREADS");
                 System.clearProperty("NCCL_NSOCKS_PERTHREAD");
             }
+        }
+    }
+
+    /** {@code jccl bench kernels}: the GPU reduction kernel against a device-to-device copy. */
+    @Command(name = "kernels", mixinStandardHelpOptions = true,
+            description = "Memory bandwidth of the GPU reduction kernel (sum, every type) against a device-to-device "
+                    + "copy on the same GPU, same run. Needs a GPU and NVRTC; says why not where they are missing.")
+    static final class Kernels implements Callable<Integer> {
+        @Option(names = "--bytes", defaultValue = "512M", description = "Bytes per buffer (default: ${DEFAULT-VALUE}).")
+        String bytes;
+
+        @Option(names = "--repeat", defaultValue = "10", description = "Runs per figure; the best is kept.")
+        int repeat;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() {
+            io.jccl.bench.KernelBandwidth.run(spec.commandLine().getOut(), Env.parseBytes(bytes),
+                    List.of(io.jccl.spi.DataType.values()), repeat);
+            return 0;
         }
     }
 
