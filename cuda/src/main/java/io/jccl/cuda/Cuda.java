@@ -202,8 +202,12 @@ public final class Cuda {
             return;
         }
         CudaDevice device = device(deviceOf(dst, src));
-        device.run("cuMemcpy", () -> (int) CudaDriver.MEMCPY.invokeExact(dst.address(), src.address(),
-                src.byteSize()));
+        device.run("cuMemcpy", () -> {
+            int r = (int) CudaDriver.MEMCPY.invokeExact(dst.address(), src.address(), src.byteSize());
+            // cuMemcpy returns before a device-to-device copy is done: wait on the stream it used
+            return r != CudaDriver.CUDA_SUCCESS ? r
+                    : (int) CudaDriver.STREAM_SYNCHRONIZE.invokeExact(MemorySegment.NULL);
+        });
     }
 
     /** @return the calling thread's current CUDA context ({@code NULL} if none): JCCL must leave it as it was */
