@@ -5,7 +5,8 @@
 #
 # Here:   mvn -B -q install -DskipTests && plugins/shim/nccl-tests/pack.sh     (JDK and launcher in .device)
 # There:  cuda/gpu-tests.sh      (carry .device and cuda/target/classes, cuda/target/test-classes,
-#                                 spi/target/classes, core/target/classes, core/target/test-classes)
+#                                 spi/target/classes, core/target/classes, core/target/test-classes,
+#                                 net-socket/target/classes)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck disable=SC1091 # written by pack.sh
@@ -14,6 +15,8 @@ command -v java > /dev/null || { echo "no java: run pack.sh here and carry .devi
 launcher=${JUNIT_CONSOLE:-.device/junit-console.jar}
 [ -f "$launcher" ] || { echo "no JUnit console launcher at $launcher (pack.sh puts one in .device)" >&2; exit 2; }
 cp=cuda/target/classes:cuda/target/test-classes:spi/target/classes:core/target/classes:core/target/test-classes
+cp=$cp:net-socket/target/classes
 exec java --enable-native-access=ALL-UNNAMED -jar "$launcher" execute -cp "$cp" \
   --select-package io.jccl.cuda --select-package io.jccl.core.kernel \
+  --select-class io.jccl.core.DeviceBufferArgumentsTest \
   --details=tree --disable-banner --disable-ansi-colors --fail-if-no-tests

@@ -670,6 +670,10 @@ public final class Communicator implements AutoCloseable {
     /** @return the kernel for these buffers, after checking that it can do {@code op} on {@code type} */
     private ReductionKernel kernel(DataType type, ReduceOp op, MemorySegment a, MemorySegment b) {
         MemoryKind kind = MemoryKind.of(a != null ? a : b);
+        if (a != null && b != null && MemoryKind.of(b) != kind) {
+            throw JcclException.invalidArgument("the send buffer is " + kind + " memory and the receive buffer "
+                    + MemoryKind.of(b) + " memory: both must be host memory, or both device memory");
+        }
         ReductionKernel k;
         try {
             k = kind.kernel();

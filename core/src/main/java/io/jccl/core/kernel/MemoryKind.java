@@ -1,5 +1,7 @@
 package io.jccl.core.kernel;
 
+import io.jccl.cuda.Cuda;
+import io.jccl.cuda.PointerKind;
 import io.jccl.spi.PointerType;
 
 import java.lang.foreign.MemorySegment;
@@ -11,7 +13,7 @@ import java.lang.foreign.MemorySegment;
 public enum MemoryKind {
     /** Host memory: the CPU reads and writes it, transports register it as {@link PointerType#HOST}. */
     HOST(PointerType.HOST),
-    /** CUDA device memory: reduced by GPU kernels, registered as {@link PointerType#CUDA} (not yet supported). */
+    /** CUDA device (or managed) memory: reduced by GPU kernels, registered as {@link PointerType#CUDA}. */
     CUDA(PointerType.CUDA);
 
     private final PointerType pointerType;
@@ -27,21 +29,27 @@ public enum MemoryKind {
 
     /**
      * @param segment a user buffer
-     * @return its kind; every segment is host memory until device buffers arrive with the CUDA issue
+     * @return its kind: {@link #CUDA} for device and managed memory (asked of the driver where CUDA
+     *         is available), else {@link #HOST} (pageable or pinned: the CPU reaches both)
      */
     public static MemoryKind of(MemorySegment segment) {
-        return HOST;
+        if (!segment.isNative() || !Cuda.isAvailable()) {
+            return HOST;
+        }
+        PointerKind kind = Cuda.pointerKind(segment);
+        return kind == PointerKind.DEVICE || kind == PointerKind.MANAGED ? CUDA : HOST;
     }
 
     /**
      * @return the kernel for this kind of memory
-     * @throws UnsupportedOperationException for device memory, which needs the CUDA kernels
+     * @throws UnsupportedOperationException for device memory, whose data path between ranks is not built yet
      */
     public ReductionKernel kernel() {
         if (this == HOST) {
             return HostReductionKernel.INSTANCE;
         }
-        throw new UnsupportedOperationException("collectives on " + this + " memory need the CUDA kernels, "
-                + "which this version of JCCL does not have");
+        throw new UnsupportedOperationException("collectives on " + this + " device memory are not supported by "
+                + "this version of JCCL: its GPU kernels exist (CudaReductionKernel), the data path that moves device "
+                + "buffers between ranks does not yet; copy to host memory first");
     }
 }
