@@ -34,7 +34,7 @@ class DeviceBufferArgumentsTest {
     void aCollectiveRefusesAMixOfHostAndDeviceBuffersClearly() {
         assumeTrue(Cuda.isAvailable(), () -> "no GPU here: " + Cuda.unavailabilityCause().getMessage());
         try (LocalRanks one = new LocalRanks(1, DataPath.NETWORK.config().build());
-             Arena arena = Arena.ofConfined();
+             Arena arena = Arena.ofShared();
              DeviceBuffer device = Cuda.device(0).allocate(4096);
              DeviceBuffer pinned = Cuda.device(0).allocatePinnedHost(4096)) {
             assertEquals(MemoryKind.CUDA, MemoryKind.of(device.segment()));
