@@ -527,8 +527,11 @@ static double now_ms(void) {
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* Polls a pending receive for ms milliseconds; returns its first non-success code, or 0 if none. */
-static int poll_receive(void* req, double ms, double* failedAfterMs) {
+/*
+ * Polls a request that must not complete (its peer is idle, frozen or gone) for ms milliseconds.
+ * Returns its first non-success code and when it came, 0 if none came, or -1 if it completed.
+ */
+static int poll_pending(void* req, double ms, double* failedAfterMs) {
     double start = now_ms();
     while (now_ms() - start < ms) {
         int done = 0;
@@ -538,29 +541,20 @@ static int poll_receive(void* req, double ms, double* failedAfterMs) {
             return r;
         }
         if (done) {
-            printf("FAILED the receive completed, but the peer sent nothing\n");
-            exit(1);
+            return -1;
         }
         usleep(200);
     }
     return 0;
 }
 
-/* Polls a pending send until it fails or ms pass; returns its first non-success code, or 0 if none. */
-static int poll_send(void* req, double ms) {
-    double start = now_ms();
-    while (now_ms() - start < ms) {
-        int done = 0;
-        ncclResult_t r = p_test(req, &done, NULL);
-        if (r != ncclSuccess) {
-            return r;
-        }
-        if (done) {
-            return -1; /* the whole message went out before the freeze: nothing was in flight */
-        }
-        usleep(200);
+static int poll_receive(void* req, double ms, double* failedAfterMs) {
+    int r = poll_pending(req, ms, failedAfterMs);
+    if (r < 0) {
+        printf("FAILED the receive completed, but the peer sent nothing\n");
+        exit(1);
     }
-    return 0;
+    return r;
 }
 
 /* Runs a close call and fails the scenario if it takes longer than a bound: NCCL's abort makes
@@ -711,7 +705,8 @@ static int frozen_peer(double idleMs) {
     kill(peer, SIGSTOP);
     int code = poll_receive(req, 120000, &failedAfter);
     printf("frozen peer: receive failed with %d after %.0f ms\n", code, failedAfter);
-    int sendCode = poll_send(sreq, 10000);
+    double sendFailedAfter = 0;
+    int sendCode = poll_pending(sreq, 10000, &sendFailedAfter); /* -1: all went out before the freeze */
     printf("frozen peer: send failed with %d\n", sendCode);
 
     int failed = code == 0 || sendCode <= 0;
