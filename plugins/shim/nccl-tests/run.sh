@@ -9,10 +9,13 @@
 #                       mismatch or leak reported at the last communicator's destroy
 #   run.sh bench CONFIG...   all_reduce and sendrecv (JCCL_BENCH_COLLS), 8 B to 512 MiB, each config;
 #                       summarize.py prints the table (best per family, ratios)
-#   run.sh lat CONFIG...     the same collectives at 8 B alone, 1000 warm-up and JCCL_LAT_ITERS
-#                       (2000) timed iterations, so that both families are measured warm: in bench,
-#                       8 B is the first size after start-up (cold JIT in the shim's JVM, cold
-#                       caches in NCCL's Socket); summarize.py takes 8 B from these runs if present
+#   run.sh lat CONFIG...     the same collectives at 8 B alone, JCCL_LAT_WARMUP (20000) warm-up and
+#                       JCCL_LAT_ITERS (2000) timed iterations, so that both families are measured
+#                       warm: in bench, 8 B is the first size after start-up. The shim's JVM compiles
+#                       a method fully (C2) only after thousands of calls: on the CPU machine
+#                       JcclSocket's isend and irecv were still C1 with profiling (tier 3) after
+#                       4000 rounds (-XX:+PrintCompilation), as many as the first lat runs made.
+#                       summarize.py takes 8 B from these runs if present
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
 #                       pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
@@ -143,7 +146,8 @@ lat() {
   for spec in "$@"; do
     for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
       tag=$(printf %s "lat-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
-      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 8 -g 1 -c 0 -n "${JCCL_LAT_ITERS:-2000}" -w 1000)
+      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 8 -g 1 -c 0 -n "${JCCL_LAT_ITERS:-2000}" \
+        -w "${JCCL_LAT_WARMUP:-20000}")
       echo "$spec $coll (8 B, warm) exit $rc"
     done
   done

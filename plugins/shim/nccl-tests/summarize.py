@@ -4,7 +4,7 @@
 at 8 B, its time (us), and JcclSocket's ratio to NCCL's Socket (busbw: jccl/socket, time:
 socket/jccl; above 1 = JcclSocket better).
 
-8 B comes from run.sh lat's logs (lat-*.log: 1000 warm-up, then 2000 timed iterations) where a
+8 B comes from run.sh lat's logs (lat-*.log: 20000 warm-up, then 2000 timed iterations) where a
 configuration has one, else from the bench sweep, where 8 B is the first size after start-up.
 
 usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's figure)
@@ -53,7 +53,7 @@ def main():
     for coll, configs in runs.items():
         print("\n### %s (2 ranks, one GPU, network path)\n" % coll)
         if any(c == coll for c, _ in warm):
-            print("8 B: warm (1000 warm-up iterations) for %s\n" % ", ".join(sorted(n for c, n in warm if c == coll)))
+            print("8 B: warm (run.sh lat) for %s\n" % ", ".join(sorted(n for c, n in warm if c == coll)))
         before = any(n.startswith("before") for n in configs)
         print("| size | NCCL Socket, best | config | JcclSocket, best | config | ratio |"
               + (" JcclSocket before, best |" if before else ""))
