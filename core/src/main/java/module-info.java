@@ -6,6 +6,8 @@
 module io.jccl.core {
     requires transitive io.jccl.spi;
     requires transitive io.jccl.cuda;
+    // the vectorised host kernel, used where the JVM has the module (HostKernels)
+    requires static jdk.incubator.vector;
 
     exports io.jccl.core;
     exports io.jccl.core.config;

@@ -133,6 +133,11 @@ public final class CoreConfig {
     /** Address family of the bootstrap: AF_INET or AF_INET6. */
     public static final String SOCKET_FAMILY = "NCCL_SOCKET_FAMILY";
 
+    @EnvVar(defaultValue = "auto",
+            description = "Host reduction kernel: auto (the Vector API kernel where the JVM has module "
+                    + "jdk.incubator.vector, as bin/jccl starts it, else scalar), vector (fail without it) or scalar.")
+    public static final String JCCL_HOST_KERNEL = "JCCL_HOST_KERNEL";
+
     @EnvVar(defaultValue = "",
             description = "Path of CUDA's run-time compiler library, which builds JCCL's GPU kernels; unset: "
                     + "libnvrtc.so.13, .12 or .11.2 on the dynamic linker's path, in $CUDA_HOME/lib64 or in "

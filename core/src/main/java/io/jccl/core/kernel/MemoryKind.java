@@ -46,7 +46,7 @@ public enum MemoryKind {
      */
     public ReductionKernel kernel() {
         if (this == HOST) {
-            return HostReductionKernel.INSTANCE;
+            return HostKernels.best();
         }
         throw new UnsupportedOperationException("collectives on " + this + " device memory are not supported by "
                 + "this version of JCCL: its GPU kernels exist (CudaReductionKernel), the data path that moves device "
