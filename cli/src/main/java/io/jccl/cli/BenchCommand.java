@@ -31,7 +31,7 @@ import java.util.concurrent.Callable;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Benchmarks with a baseline measured in the same run.",
         subcommands = {BenchCommand.Net.class, BenchCommand.IoEngines.class, BenchCommand.Bridge.class,
-                BenchCommand.Kernels.class})
+                BenchCommand.Kernels.class, BenchCommand.Reductions.class})
 final class BenchCommand {
 
     /** {@code jccl bench net}: one connection of a transport against a raw TCP socket pair. */
@@ -142,6 +142,74 @@ final class BenchCommand {
         public Integer call() {
             io.jccl.bench.KernelBandwidth.run(spec.commandLine().getOut(), Env.parseBytes(bytes),
                     List.of(io.jccl.spi.DataType.values()), repeat);
+            return 0;
+        }
+    }
+
+    /** {@code jccl bench reductions}: the host reduction kernels against a memory copy, under JMH. */
+    @Command(name = "reductions", mixinStandardHelpOptions = true,
+            description = {"JMH: the host reduction kernel JCCL uses (the Vector API where the JVM has it) and the "
+                    + "scalar one, d = a + b, against MemorySegment.copy of the same bytes, same run. Bandwidth counts "
+                    + "the bytes moved: 3 per element byte for a reduction (two reads, a write), 2 for a copy.",
+                    "Each figure is JMH's mean over its measurement iterations, in a forked JVM."})
+    static final class Reductions implements Callable<Integer> {
+        @Option(names = "--types", split = ",", defaultValue = "int8,int32,float32,float64,bfloat16",
+                description = "Types (default: ${DEFAULT-VALUE}).")
+        List<String> types;
+
+        @Option(names = "--sizes", split = ",", defaultValue = "256K,64M",
+                description = "Bytes per buffer (default: ${DEFAULT-VALUE}: in cache and in memory).")
+        List<String> sizes;
+
+        @Option(names = "--iterations", defaultValue = "3", description = "Measurement iterations of 500 ms.")
+        int iterations;
+
+        @Spec
+        CommandSpec spec;
+
+        @Override
+        public Integer call() throws Exception {
+            PrintWriter out = spec.commandLine().getOut();
+            java.util.List<String> byteCounts = new java.util.ArrayList<>();
+            for (String size : sizes) {
+                byteCounts.add(Long.toString(Env.parseBytes(size)));
+            }
+            org.openjdk.jmh.runner.options.Options options = new org.openjdk.jmh.runner.options.OptionsBuilder()
+                    .include(io.jccl.bench.ReductionBenchmark.class.getName())
+                    .param("type", types.toArray(new String[0]))
+                    .param("bytes", byteCounts.toArray(new String[0]))
+                    .jvmArgsAppend("--enable-native-access=ALL-UNNAMED", "--add-modules", "jdk.incubator.vector")
+                    .forks(1)
+                    .warmupIterations(2).warmupTime(org.openjdk.jmh.runner.options.TimeValue.milliseconds(500))
+                    .measurementIterations(iterations)
+                    .measurementTime(org.openjdk.jmh.runner.options.TimeValue.milliseconds(500))
+                    .verbosity(org.openjdk.jmh.runner.options.VerboseMode.SILENT)
+                    .build();
+            java.util.Map<String, double[]> micros = new java.util.TreeMap<>();
+            for (org.openjdk.jmh.results.RunResult r : new org.openjdk.jmh.runner.Runner(options).run()) {
+                String type = r.getParams().getParam("type");
+                String bytes = r.getParams().getParam("bytes");
+                String method = r.getParams().getBenchmark().substring(r.getParams().getBenchmark().lastIndexOf('.') + 1);
+                int column = switch (method) {
+                    case "copy" -> 0;
+                    case "vector" -> 1;
+                    default -> 2;
+                };
+                micros.computeIfAbsent(String.format(Locale.ROOT, "%-9s %12s", type, bytes), k -> new double[3])[column] =
+                        r.getPrimaryResult().getScore();
+            }
+            out.println("# host reduction kernel: " + io.jccl.core.kernel.HostKernels.describe()
+                    + " (in the forked JVM: --add-modules jdk.incubator.vector)");
+            out.printf(Locale.ROOT, "# %-9s %12s %10s %12s %7s %12s %7s%n", "type", "bytes", "copy GB/s",
+                    "kernel GB/s", "ratio", "scalar GB/s", "ratio");
+            for (java.util.Map.Entry<String, double[]> e : micros.entrySet()) {
+                long bytes = Long.parseLong(e.getKey().substring(10).trim());
+                double copy = 2.0 * bytes / (e.getValue()[0] * 1e3);
+                double kernel = 3.0 * bytes / (e.getValue()[1] * 1e3);
+                double scalar = 3.0 * bytes / (e.getValue()[2] * 1e3);
+                out.printf(Locale.ROOT, "  %s %10.2f %12.2f %7.2f %12.2f %7.2f%n", e.getKey(), copy, kernel,
+                        kernel / copy, scalar, scalar / copy);
+            }
             return 0;
         }
     }

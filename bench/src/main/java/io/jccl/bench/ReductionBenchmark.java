@@ -1,0 +1,82 @@
+package io.jccl.bench;
+
+import io.jccl.core.kernel.HostKernels;
+import io.jccl.core.kernel.HostReductionKernel;
+import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * JMH: the host reduction kernels ({@code d = a + b}) against a plain copy of the same bytes
+ * ({@code MemorySegment.copy}), in one run: {@code copy} (the baseline), {@code vector} (the kernel
+ * {@link HostKernels} picks; the Vector API where the JVM has it) and {@code scalar}. Run through
+ * {@code bin/jccl bench reductions}, which prints the ratios.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+public class ReductionBenchmark {
+    @Param({"float32"})
+    public String type;
+
+    @Param({"1048576"})
+    public long bytes;
+
+    private Arena arena;
+    private MemorySegment a;
+    private MemorySegment b;
+    private MemorySegment d;
+    private DataType dataType;
+    private long count;
+    private final ReductionKernel best = HostKernels.best();
+    private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
+
+    @Setup(Level.Trial)
+    public void allocate() {
+        dataType = DataType.fromName(type);
+        count = bytes / dataType.size();
+        arena = Arena.ofShared();
+        a = arena.allocate(bytes, 64);
+        b = arena.allocate(bytes, 64);
+        d = arena.allocate(bytes, 64);
+        for (long i = 0; i < bytes; i++) {
+            a.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 7));
+            b.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 13 + 1));
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void free() {
+        arena.close();
+    }
+
+    /** The baseline: the same bytes copied. */
+    @Benchmark
+    public void copy() {
+        MemorySegment.copy(a, 0, d, 0, bytes);
+    }
+
+    @Benchmark
+    public void vector() {
+        best.reduce(dataType, ReduceOp.SUM, a, 0, b, 0, d, 0, count);
+    }
+
+    @Benchmark
+    public void scalar() {
+        scalar.reduce(dataType, ReduceOp.SUM, a, 0, b, 0, d, 0, count);
+    }
+}
