@@ -7,7 +7,10 @@ import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 import java.lang.foreign.MemorySegment;
@@ -15,8 +18,9 @@ import java.nio.ByteOrder;
 
 /**
  * The host kernel on the JDK's Vector API ({@code jdk.incubator.vector}): a SIMD register of
- * elements per step for the integer types, float and double; the scalar {@link HostReductionKernel}
- * for the tail and for what has no lanes here (16- and 8-bit floats, the division of avg, copies).
+ * elements per step for the integer types, float, double and bfloat16 (through float); the scalar
+ * {@link HostReductionKernel} for the tail and for what has no lanes here (float16, the 8-bit
+ * floats, the division of avg, copies).
  * Lane-wise arithmetic is Java's scalar arithmetic element by element (wrapping integers, IEEE
  * float, {@code Math.max}/{@code min}), so results equal the scalar kernel's bit for bit.
  *
@@ -36,6 +40,9 @@ final class VectorReductionKernel implements ReductionKernel {
     private static final VectorSpecies<Long> LONGS = LongVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_PREFERRED;
+    /** bfloat16 widened to float lanes: as many shorts as a register has ints, in half its width. */
+    private static final VectorSpecies<Short> HALF_SHORTS =
+            VectorSpecies.of(short.class, VectorShape.forBitSize(INTS.vectorBitSize() / 2));
 
     private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
 
@@ -58,6 +65,7 @@ final class VectorReductionKernel implements ReductionKernel {
             case INT64, UINT64 -> LONGS;
             case FLOAT32 -> FLOATS;
             case FLOAT64 -> DOUBLES;
+            case BFLOAT16 -> HALF_SHORTS;
             default -> null;
         };
         boolean lanewise = op == ReduceOp.SUM || op == ReduceOp.PROD || op == ReduceOp.MAX || op == ReduceOp.MIN;
@@ -72,6 +80,7 @@ final class VectorReductionKernel implements ReductionKernel {
             case INT32, UINT32 -> ints(op, type == DataType.UINT32, a, aOffset, b, bOffset, dst, dstOffset, end);
             case INT64, UINT64 -> longs(op, type == DataType.UINT64, a, aOffset, b, bOffset, dst, dstOffset, end);
             case FLOAT32 -> floats(op, a, aOffset, b, bOffset, dst, dstOffset, end);
+            case BFLOAT16 -> bfloat16s(op, a, aOffset, b, bOffset, dst, dstOffset, end);
             default -> doubles(op, a, aOffset, b, bOffset, dst, dstOffset, end);
         }
         if (done < count) {
@@ -316,6 +325,46 @@ final class VectorReductionKernel implements ReductionKernel {
             }
             default -> throw new IllegalArgumentException(op.toString());
         }
+    }
+
+    /**
+     * Whole vectors of bfloat16: widened to float (a bfloat16 is the top half of a float), combined,
+     * and rounded back to nearest even with NaN kept a NaN, as {@link HalfFloats#toBfloat16}; max and
+     * min return the winner's own bits, as the scalar kernel does.
+     */
+    private static void bfloat16s(ReduceOp op, MemorySegment a, long ao, MemorySegment b, long bo,
+                                  MemorySegment d, long dO, long end) {
+        long step = HALF_SHORTS.vectorByteSize();
+        for (long o = 0; o < end; o += step) {
+            ShortVector xs = ShortVector.fromMemorySegment(HALF_SHORTS, a, ao + o, ORDER);
+            ShortVector ys = ShortVector.fromMemorySegment(HALF_SHORTS, b, bo + o, ORDER);
+            FloatVector x = widen(xs);
+            FloatVector y = widen(ys);
+            ShortVector r;
+            switch (op) {
+                case SUM -> r = narrow(x.add(y));
+                case PROD -> r = narrow(x.mul(y));
+                case MAX -> r = ys.blend(xs, x.compare(VectorOperators.GE, y).or(x.test(VectorOperators.IS_NAN))
+                        .cast(HALF_SHORTS));
+                case MIN -> r = ys.blend(xs, x.compare(VectorOperators.LE, y).or(x.test(VectorOperators.IS_NAN))
+                        .cast(HALF_SHORTS));
+                default -> throw new IllegalArgumentException(op.toString());
+            }
+            r.intoMemorySegment(d, dO + o, ORDER);
+        }
+    }
+
+    private static FloatVector widen(ShortVector bits) {
+        return ((IntVector) bits.convertShape(VectorOperators.S2I, INTS, 0)).lanewise(VectorOperators.LSHL, 16)
+                .reinterpretAsFloats();
+    }
+
+    private static ShortVector narrow(FloatVector f) {
+        IntVector bits = f.reinterpretAsInts();
+        IntVector top = bits.lanewise(VectorOperators.LSHR, 16);
+        IntVector rounded = bits.add(0x7fff).add(top.and(1)).lanewise(VectorOperators.LSHR, 16);
+        VectorMask<Integer> nan = bits.and(0x7fffffff).compare(VectorOperators.GT, 0x7f800000);
+        return (ShortVector) rounded.blend(top.or(0x0040), nan).convertShape(VectorOperators.I2S, HALF_SHORTS, 0);
     }
 
     @Override
