@@ -110,6 +110,11 @@ final class LocalJob {
         c.add(ProcessHandle.current().info().command()
                 .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         c.add("--enable-native-access=ALL-UNNAMED");
+        if (ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent()) {
+            // the ranks reduce with the same (vectorised) host kernel as this JVM
+            c.add("--add-modules");
+            c.add("jdk.incubator.vector");
+        }
         String opts = Env.get(CliConfig.JCCL_JAVA_OPTS);
         if (opts != null) {
             c.addAll(List.of(opts.trim().split("\\s+")));
