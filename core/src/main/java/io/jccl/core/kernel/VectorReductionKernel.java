@@ -41,7 +41,7 @@ final class VectorReductionKernel implements ReductionKernel {
     private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_PREFERRED;
     /** bfloat16 widened to float lanes: as many shorts as a register has ints, in half its width. */
-    static final VectorSpecies<Short> HALF_SHORTS =
+    private static final VectorSpecies<Short> HALF_SHORTS =
             VectorSpecies.of(short.class, VectorShape.forBitSize(INTS.vectorBitSize() / 2));
 
     private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
@@ -65,7 +65,7 @@ final class VectorReductionKernel implements ReductionKernel {
             case INT64, UINT64 -> LONGS;
             case FLOAT32 -> FLOATS;
             case FLOAT64 -> DOUBLES;
-            case BFLOAT16, FLOAT16 -> HALF_SHORTS;
+            case BFLOAT16 -> HALF_SHORTS;
             default -> null;
         };
         boolean lanewise = op == ReduceOp.SUM || op == ReduceOp.PROD || op == ReduceOp.MAX || op == ReduceOp.MIN;
@@ -81,7 +81,6 @@ final class VectorReductionKernel implements ReductionKernel {
             case INT64, UINT64 -> longs(op, type == DataType.UINT64, a, aOffset, b, bOffset, dst, dstOffset, end);
             case FLOAT32 -> floats(op, a, aOffset, b, bOffset, dst, dstOffset, end);
             case BFLOAT16 -> bfloat16s(op, a, aOffset, b, bOffset, dst, dstOffset, end);
-            case FLOAT16 -> float16s(op, a, aOffset, b, bOffset, dst, dstOffset, end);
             default -> doubles(op, a, aOffset, b, bOffset, dst, dstOffset, end);
         }
         if (done < count) {
@@ -353,68 +352,6 @@ final class VectorReductionKernel implements ReductionKernel {
             }
             r.intoMemorySegment(d, dO + o, ORDER);
         }
-    }
-
-    /**
-     * Whole vectors of float16, through float lanes like bfloat16, with the conversions of
-     * {@link Float#float16ToFloat} and {@link Float#floatToFloat16} in lane arithmetic (equal bits
-     * but for a NaN's payload, which Java leaves unspecified).
-     */
-    private static void float16s(ReduceOp op, MemorySegment a, long ao, MemorySegment b, long bo,
-                                 MemorySegment d, long dO, long end) {
-        long step = HALF_SHORTS.vectorByteSize();
-        for (long o = 0; o < end; o += step) {
-            ShortVector xs = ShortVector.fromMemorySegment(HALF_SHORTS, a, ao + o, ORDER);
-            ShortVector ys = ShortVector.fromMemorySegment(HALF_SHORTS, b, bo + o, ORDER);
-            FloatVector x = fromFloat16(xs);
-            FloatVector y = fromFloat16(ys);
-            ShortVector r;
-            switch (op) {
-                case SUM -> r = toFloat16(x.add(y));
-                case PROD -> r = toFloat16(x.mul(y));
-                case MAX -> r = ys.blend(xs, x.compare(VectorOperators.GE, y).or(x.test(VectorOperators.IS_NAN))
-                        .cast(HALF_SHORTS));
-                case MIN -> r = ys.blend(xs, x.compare(VectorOperators.LE, y).or(x.test(VectorOperators.IS_NAN))
-                        .cast(HALF_SHORTS));
-                default -> throw new IllegalArgumentException(op.toString());
-            }
-            r.intoMemorySegment(d, dO + o, ORDER);
-        }
-    }
-
-    /** binary16 to float: exponent and mantissa moved into place and scaled by 2^112 (exact, subnormals too). */
-    static FloatVector fromFloat16(ShortVector bits) {
-        IntVector h = ((IntVector) bits.convertShape(VectorOperators.S2I, INTS, 0)).and(0xffff);
-        IntVector sign = h.and(0x8000).lanewise(VectorOperators.LSHL, 16);
-        IntVector magnitude = h.and(0x7fff).lanewise(VectorOperators.LSHL, 13);
-        FloatVector finite = magnitude.reinterpretAsFloats().mul(0x1p112f);
-        // exponent 31: infinity or NaN, the payload shifted into place
-        VectorMask<Integer> special = h.and(0x7c00).compare(VectorOperators.EQ, 0x7c00);
-        IntVector result = finite.reinterpretAsInts().blend(magnitude.or(0x7f800000), special);
-        // a NaN comes out quiet, as the JDK's conversion returns it
-        result = result.blend(result.or(0x00400000), special.and(h.and(0x03ff).compare(VectorOperators.NE, 0)));
-        return result.or(sign).reinterpretAsFloats();
-    }
-
-    /** float to binary16, rounding to nearest even as floatToFloat16 does; a NaN stays a NaN of that sign. */
-    static ShortVector toFloat16(FloatVector f) {
-        IntVector bits = f.reinterpretAsInts();
-        IntVector sign = bits.and(0x80000000).lanewise(VectorOperators.LSHR, 16);
-        IntVector abs = bits.and(0x7fffffff);
-        // normal results: rebias the exponent, round the 13 dropped bits to nearest even
-        IntVector odd = abs.lanewise(VectorOperators.LSHR, 13).and(1);
-        IntVector normal = abs.add((15 - 127) << 23).add(0xfff).add(odd).lanewise(VectorOperators.LSHR, 13);
-        // subnormal results and zero: adding 0.5 (2^-1) makes the FPU round the bits into place
-        FloatVector magic = IntVector.broadcast(INTS, (127 - 15 + 23 - 10 + 1) << 23).reinterpretAsFloats();
-        IntVector subnormal = abs.reinterpretAsFloats().add(magic).reinterpretAsInts()
-                .sub((127 - 15 + 23 - 10 + 1) << 23);
-        IntVector out = normal.blend(subnormal, abs.compare(VectorOperators.LT, 113 << 23));
-        out = out.blend(IntVector.broadcast(INTS, 0x7c00), abs.compare(VectorOperators.GE, (127 + 16) << 23));
-        // NaN: quiet, the payload's top bits kept (as the JIT's conversion instruction does; the
-        // JDK's Java fallback folds in more bits, and Java leaves a NaN's payload unspecified)
-        IntVector nan = abs.lanewise(VectorOperators.LSHR, 13).and(0x03ff).or(0x7e00);
-        out = out.blend(nan, abs.compare(VectorOperators.GT, 0x7f800000));
-        return (ShortVector) out.or(sign).convertShape(VectorOperators.I2S, HALF_SHORTS, 0);
     }
 
     private static FloatVector widen(ShortVector bits) {

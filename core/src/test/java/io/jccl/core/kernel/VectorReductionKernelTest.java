@@ -72,48 +72,6 @@ class VectorReductionKernelTest {
         }
     }
 
-    @Test
-    void float16ConversionsEqualTheJdksForEveryHalfAndManyFloats() {
-        assumeTrue(VECTOR, "this JVM runs without --add-modules jdk.incubator.vector");
-        int lanes = VectorReductionKernel.HALF_SHORTS.length();
-        short[] halves = new short[lanes];
-        float[] widened = new float[lanes];
-        for (int start = 0; start < 1 << 16; start += lanes) {
-            for (int k = 0; k < lanes; k++) {
-                halves[k] = (short) (start + k);
-            }
-            VectorReductionKernel.fromFloat16(jdk.incubator.vector.ShortVector.fromArray(
-                    VectorReductionKernel.HALF_SHORTS, halves, 0)).intoArray(widened, 0);
-            for (int k = 0; k < lanes; k++) {
-                assertEquals(Float.floatToRawIntBits(Float.float16ToFloat(halves[k])),
-                        Float.floatToRawIntBits(widened[k]), "float16ToFloat of 0x" + Integer.toHexString(start + k));
-            }
-        }
-        Random random = new Random(11);
-        float[] floats = new float[lanes];
-        short[] narrowed = new short[lanes];
-        for (int round = 0; round < 200_000; round++) {
-            for (int k = 0; k < lanes; k++) {
-                // random bits, and values near float16's range and rounding boundaries
-                floats[k] = round % 2 == 0 ? Float.intBitsToFloat(random.nextInt())
-                        : Math.scalb((float) random.nextGaussian(), random.nextInt(40) - 28);
-            }
-            VectorReductionKernel.toFloat16(jdk.incubator.vector.FloatVector.fromArray(
-                    jdk.incubator.vector.FloatVector.SPECIES_PREFERRED, floats, 0)).intoArray(narrowed, 0);
-            for (int k = 0; k < lanes; k++) {
-                String what = "floatToFloat16 of " + floats[k] + " (0x" + Integer.toHexString(Float.floatToRawIntBits(floats[k]))
-                        + ")";
-                if (Float.isNaN(floats[k])) {
-                    // a NaN's payload is unspecified (the JDK's own differs between its tiers): a NaN of that sign
-                    assertTrue(isNaN16(DataType.FLOAT16, narrowed[k]), what);
-                    assertEquals(Float.floatToRawIntBits(floats[k]) < 0, narrowed[k] < 0, what);
-                } else {
-                    assertEquals(Float.floatToFloat16(floats[k]), narrowed[k], what);
-                }
-            }
-        }
-    }
-
     private static boolean isNaN16(DataType type, short v) {
         return type == DataType.FLOAT16 ? (v & 0x7c00) == 0x7c00 && (v & 0x03ff) != 0
                 : (v & 0x7f80) == 0x7f80 && (v & 0x007f) != 0;
