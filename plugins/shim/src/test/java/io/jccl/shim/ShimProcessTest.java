@@ -111,8 +111,10 @@ class ShimProcessTest {
         assertEquals(8, cycles.size(), run.output());
         int[] second = cycles.get(1);
         int[] last = cycles.get(7);
-        assertEquals(second[0], last[0], "open fds after cycle 2 and after cycle 8: " + run.output());
-        // The JVM's own threads (compilers) come and go by one or two; a leaked connection adds 2 a cycle.
+        // A closing socket may still be open for a moment at a count (CI saw 13 fds at cycle 2, 12 at
+        // cycle 8); a leaked connection adds 4 a cycle, 24 over these six.
+        assertTrue(last[0] - second[0] < 4, "open fds after cycle 2 and after cycle 8: " + run.output());
+        // The JVM's own threads come and go by one or two; a leaked connection adds 2 a cycle.
         assertTrue(last[1] - second[1] < 4, "threads after cycle 2 and after cycle 8: " + run.output());
     }
 
