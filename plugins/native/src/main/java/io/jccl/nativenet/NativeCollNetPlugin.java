@@ -181,8 +181,8 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
                     }
                 }
                 if (rc != 0) {
-                    throw fail(load.disable(new NetException(NativeNetPlugin.resultOf(rc), name + ": init returned "
-                            + rc + " (" + NativeNetPlugin.ncclName(rc) + "); the plugin's log says why, and NCCL "
+                    throw fail(load.disable(new NetException(PluginResults.resultOf(rc), name + ": init returned "
+                            + rc + " (" + PluginResults.ncclName(rc) + "); the plugin's log says why, and NCCL "
                             + "would run without CollNet")));
                 }
                 readTable();
@@ -260,16 +260,7 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
     }
 
     private int callDevices() throws NetException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment n = arena.allocate(JAVA_INT);
-            int rc = (int) I_L.invokeExact(fDevices, n.address());
-            check(rc, "devices");
-            return n.get(JAVA_INT, 0);
-        } catch (NetException e) {
-            throw e;
-        } catch (Throwable e) {
-            throw crashed("devices", e);
-        }
+        return PluginResults.devices(name, fDevices);
     }
 
     @Override
@@ -551,14 +542,11 @@ public final class NativeCollNetPlugin implements CollNetPlugin {
     }
 
     private void check(int rc, String op) throws NetException {
-        if (rc != 0) {
-            throw new NetException(NativeNetPlugin.resultOf(rc), name + " " + op + " returned " + rc + " (" + NativeNetPlugin.ncclName(rc)
-                    + "); the plugin's log says why");
-        }
+        PluginResults.check(name, rc, op);
     }
 
     private NetException crashed(String op, Throwable e) {
-        return NetException.systemError("calling " + name + " " + op + " failed: " + e, e);
+        return PluginResults.crashed(name, op, e);
     }
 
     @Override

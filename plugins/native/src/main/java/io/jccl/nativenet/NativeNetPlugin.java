@@ -10,7 +10,6 @@ import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetProperties;
 import io.jccl.spi.NetRequest;
-import io.jccl.spi.NetResult;
 import io.jccl.spi.PointerType;
 import io.jccl.spi.RecvComm;
 import io.jccl.spi.SendComm;
@@ -215,8 +214,8 @@ public final class NativeNetPlugin implements NetPlugin {
                 }
                 int rc = callInit(host);
                 if (rc != 0) {
-                    throw fail(load.disable(new NetException(resultOf(rc), name + ": init returned " + rc + " ("
-                            + ncclName(rc) + "); the plugin's log says why, and NCCL would disable the plugin")));
+                    throw fail(load.disable(new NetException(PluginResults.resultOf(rc), name + ": init returned " + rc + " ("
+                            + PluginResults.ncclName(rc) + "); the plugin's log says why, and NCCL would disable the plugin")));
                 }
                 readTable();
                 String missing = missingRequiredFunctions();
@@ -293,16 +292,7 @@ public final class NativeNetPlugin implements NetPlugin {
     }
 
     private int callDevices() throws NetException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment n = arena.allocate(JAVA_INT);
-            int rc = (int) I_L.invokeExact(fDevices, n.address());
-            check(rc, "devices");
-            return n.get(JAVA_INT, 0);
-        } catch (NetException e) {
-            throw e;
-        } catch (Throwable e) {
-            throw crashed("devices", e);
-        }
+        return PluginResults.devices(name, fDevices);
     }
 
     /** v11+: finalize the context of an init whose devices failed or were none, as NCCL does; errors only logged. */
@@ -770,33 +760,11 @@ public final class NativeNetPlugin implements NetPlugin {
     // ---- failures --------------------------------------------------------------------------------
 
     private void check(int rc, String op) throws NetException {
-        if (rc != 0) {
-            throw new NetException(resultOf(rc), name + " " + op + " returned " + rc + " (" + ncclName(rc)
-                    + "); the plugin's log says why");
-        }
-    }
-
-    /** @return the result a plugin's non-zero return code stands for; a code NCCL does not define is an internal error */
-    static NetResult resultOf(int rc) {
-        NetResult result;
-        try {
-            result = NetResult.fromCode(rc);
-        } catch (IllegalArgumentException e) {
-            return NetResult.INTERNAL_ERROR;
-        }
-        return result == NetResult.SUCCESS || result == NetResult.IN_PROGRESS ? NetResult.INTERNAL_ERROR : result;
-    }
-
-    static String ncclName(int rc) {
-        try {
-            return NetResult.fromCode(rc).ncclName();
-        } catch (IllegalArgumentException e) {
-            return "not an ncclResult_t";
-        }
+        PluginResults.check(name, rc, op);
     }
 
     private NetException crashed(String op, Throwable e) {
-        return NetException.systemError("calling " + name + " " + op + " failed: " + e, e);
+        return PluginResults.crashed(name, op, e);
     }
 
     @Override
