@@ -670,14 +670,15 @@ public final class Communicator implements AutoCloseable {
     /** @return the kernel for these buffers, after checking that it can do {@code op} on {@code type} */
     private ReductionKernel kernel(DataType type, ReduceOp op, MemorySegment a, MemorySegment b) {
         MemoryKind kind = MemoryKind.of(a != null ? a : b);
-        if (a != null && b != null && MemoryKind.of(b) != kind) {
+        MemoryKind other = a != null && b != null && b != a ? MemoryKind.of(b) : kind;
+        if (other != kind) {
             throw JcclException.invalidArgument("the send buffer is " + kind + " memory and the receive buffer "
-                    + MemoryKind.of(b) + " memory: both must be host memory, or both device memory");
+                    + other + " memory: both must be host memory, or both device memory");
         }
         ReductionKernel k;
         try {
             k = kind.kernel();
-        } catch (UnsupportedOperationException e) {
+        } catch (UnsupportedOperationException | IllegalArgumentException e) { // device memory; a bad JCCL_HOST_KERNEL
             throw JcclException.invalidArgument(e.getMessage());
         }
         if (op != null && !k.supports(type, op)) {

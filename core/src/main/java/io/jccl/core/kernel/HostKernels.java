@@ -13,39 +13,46 @@ import java.util.Locale;
 public final class HostKernels {
     private static final ReductionKernel BEST;
     private static final String DESCRIPTION;
+    /** A bad JCCL_HOST_KERNEL, reported by {@link #best()} each time rather than failing class initialisation. */
+    private static final String PROBLEM;
 
     static {
         String wanted = System.getenv(CoreConfig.JCCL_HOST_KERNEL);
         wanted = wanted == null || wanted.isBlank() ? "auto" : wanted.trim().toLowerCase(Locale.ROOT);
-        if (!wanted.equals("auto") && !wanted.equals("vector") && !wanted.equals("scalar")) {
-            throw new IllegalArgumentException(CoreConfig.JCCL_HOST_KERNEL + "=" + wanted
-                    + " is not one of auto, vector, scalar");
-        }
-        ReductionKernel kernel = HostReductionKernel.INSTANCE;
-        String description = "scalar";
         boolean present = ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent();
-        if (!wanted.equals("scalar") && present) {
+        ReductionKernel kernel = HostReductionKernel.INSTANCE;
+        String description = present ? "scalar" : "scalar (no jdk.incubator.vector: start the JVM with --add-modules "
+                + "jdk.incubator.vector)";
+        String problem = null;
+        if (!wanted.equals("auto") && !wanted.equals("vector") && !wanted.equals("scalar")) {
+            problem = CoreConfig.JCCL_HOST_KERNEL + "=" + wanted + " is not one of auto, vector, scalar";
+        } else if (wanted.equals("vector") && !present) {
+            problem = CoreConfig.JCCL_HOST_KERNEL + "=vector, but this JVM lacks module jdk.incubator.vector: "
+                    + "start it with --add-modules jdk.incubator.vector";
+        } else if (!wanted.equals("scalar") && present) {
             try {
                 kernel = new VectorReductionKernel();
                 description = "Vector API, " + VectorReductionKernel.vectorBits() + "-bit registers";
             } catch (LinkageError e) {
                 description = "scalar (the Vector API did not link: " + e + ")";
             }
-        } else if (wanted.equals("vector")) {
-            throw new IllegalStateException(CoreConfig.JCCL_HOST_KERNEL + "=vector, but this JVM lacks module "
-                    + "jdk.incubator.vector: start it with --add-modules jdk.incubator.vector");
-        } else if (!present) {
-            description = "scalar (no jdk.incubator.vector: start the JVM with --add-modules jdk.incubator.vector)";
         }
         BEST = kernel;
         DESCRIPTION = description;
+        PROBLEM = problem;
     }
 
     private HostKernels() {
     }
 
-    /** @return the host kernel this process uses */
+    /**
+     * @return the host kernel this process uses
+     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL} asks for what cannot be had
+     */
     public static ReductionKernel best() {
+        if (PROBLEM != null) {
+            throw new IllegalArgumentException(PROBLEM);
+        }
         return BEST;
     }
 
