@@ -17,9 +17,17 @@ import java.nio.channels.SocketChannel;
  * small send may come as an EAGER frame before its CTS: it goes where the sender's rule puts it
  * (the oldest receive not yet full, its first unfilled buffer of that tag), or waits in one of
  * {@link Wire#EAGER_SLOTS} slots until that receive is posted.
+ *
+ * <p>While messages are small the CTS frames are held back and written {@link #CTS_BATCH} at a
+ * time: a small send does not need its CTS (it goes EAGER), only the credit it returns, so one
+ * write per message is enough, as with NCCL's Socket. They are written at once when the last
+ * message was large (the sender waits for them), when the sender asks (a WANT frame: it is out of
+ * credit or has a large message), and when an EAGER was too large (so that the sender learns it).
  */
 final class SocketRecvComm extends SocketComm implements RecvComm {
     private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
+    /** CTS frames held back while messages are small, at most: half the sender's EAGER credit. */
+    static final int CTS_BATCH = Wire.EAGER_SLOTS / 2;
 
     private final RecvRequest[] requests = new RecvRequest[MAX_RECEIVES];
     /** Receives [requestHead, requestTail) are handed out; requestTail is the next CTS sequence number. */
@@ -28,6 +36,20 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     /** The oldest posted receive not yet full: where the next EAGER goes. */
     private long placeHead;
+
+    // CTS frames of receives [announcedTail, requestTail) are not yet written; their content is kept
+    // here, by sequence number, because a receive an EAGER filled may complete before its CTS goes.
+    private final int[] ctsN = new int[MAX_RECEIVES];
+    private final long[][] ctsCapacity = new long[MAX_RECEIVES][SocketDevices.MAX_RECVS];
+    private final int[][] ctsTag = new int[MAX_RECEIVES][SocketDevices.MAX_RECVS];
+    private long announcedTail;
+    /** The sender asked for every CTS (WANT), or must learn of a refused EAGER: write them now. */
+    private boolean ctsWanted;
+    /**
+     * The last message was larger than an EAGER can be: the sender waits for each CTS. True until a
+     * first small message comes, so that a connection starts as one without the hold-back did.
+     */
+    private boolean streaming = true;
     // EAGERs that came before their receive was posted, oldest first: [eagerHead, eagerTail).
     private final MemorySegment eagerSlots =
             MemorySegment.ofBuffer(ByteBuffer.allocateDirect(Wire.EAGER_SLOTS * Wire.EAGER_SLOT_BYTES));
@@ -81,32 +103,59 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             r.offsets[i] = region.offsetOf(data[i]);
             r.regions[i] = region;
         }
-        if (!out.hasRoom(Wire.ctsBytes(n), 0)) {
+        if (!out.hasRoom(unannouncedBytes() + Wire.ctsBytes(n), 0)) {
             progress();
             return null;
         }
         r.active = true;
         r.seq = requestTail++;
         r.n = n;
-        ByteBuffer frame = out.stage(Wire.ctsBytes(n));
-        frame.put(Wire.CTS).put((byte) n).putShort((short) 0).putInt((int) r.seq);
+        int c = (int) (r.seq % MAX_RECEIVES);
+        ctsN[c] = n;
         for (int i = 0; i < n; i++) {
             r.buffers[i] = data[i];
             r.tags[i] = tags[i];
-            frame.putLong(data[i].byteSize()).putInt(tags[i]);
+            ctsCapacity[c][i] = data[i].byteSize();
+            ctsTag[c][i] = tags[i];
         }
         try {
             placeWaitingEagers();
+            if (ctsWanted || streaming || requestTail - announcedTail >= CTS_BATCH) {
+                announce();
+            }
         } catch (NetException e) {
             fail(e);
             throw e;
-        }
-        try {
-            out.flush();
         } catch (IOException e) {
             fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
         }
         return r;
+    }
+
+    /** @return the bytes of the CTS frames not yet written */
+    private int unannouncedBytes() {
+        int bytes = 0;
+        for (long s = announcedTail; s < requestTail; s++) {
+            bytes += Wire.ctsBytes(ctsN[(int) (s % MAX_RECEIVES)]);
+        }
+        return bytes;
+    }
+
+    /** Writes the CTS frames held back, in one write. Room for them was checked when each was posted. */
+    private void announce() throws IOException {
+        ctsWanted = false;
+        if (announcedTail == requestTail) {
+            return;
+        }
+        ByteBuffer frame = out.stage(unannouncedBytes());
+        for (; announcedTail < requestTail; announcedTail++) {
+            int c = (int) (announcedTail % MAX_RECEIVES);
+            frame.put(Wire.CTS).put((byte) ctsN[c]).putShort((short) 0).putInt((int) announcedTail);
+            for (int i = 0; i < ctsN[c]; i++) {
+                frame.putLong(ctsCapacity[c][i]).putInt(ctsTag[c][i]);
+            }
+        }
+        out.flush();
     }
 
     boolean test(RecvRequest r, int[] sizes) throws NetException {
@@ -143,6 +192,13 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     @Override
     void readInbound() throws IOException, NetException {
+        readFrames();
+        if (ctsWanted && announcedTail < requestTail) {
+            announce();
+        }
+    }
+
+    private void readFrames() throws IOException, NetException {
         while (true) {
             if (payloadRemaining > 0 && !movePayload()) {
                 return;
@@ -154,6 +210,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                 if (!readEager()) {
                     return;
                 }
+                streaming = false;
+                continue;
+            }
+            if (in.byteAt(0) == Wire.WANT) {
+                in.consume(Wire.DATA_HEADER);
+                ctsWanted = true;
                 continue;
             }
             if (in.byteAt(0) != Wire.DATA) {
@@ -167,8 +229,14 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             int seq = in.intAt(4);
             long size = in.longAt(8);
             RecvRequest r = requests[Math.floorMod(seq, MAX_RECEIVES)];
-            if (!r.active || (int) r.seq != seq || buffer >= r.n || r.arrived[buffer] || size < 0) {
+            if (!r.active || (int) r.seq != seq || seq - (int) announcedTail >= 0 || buffer >= r.n || r.arrived[buffer]
+                    || size < 0) {
                 throw protocolError("DATA for receive " + seq + " buffer " + buffer + " that is not waiting for one");
+            }
+            if (size > Wire.EAGER_SLOT_BYTES && !streaming) {
+                // Large messages from now on: the sender waits for each CTS, so hold none back.
+                streaming = true;
+                ctsWanted = true;
             }
             if ((flags & Wire.FLAG_OVERSIZE) != 0) {
                 in.consume(Wire.DATA_HEADER);
@@ -282,6 +350,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         if (size > r.buffers[buffer].byteSize()) {
             r.error = NetException.invalidUsage(peer + " sent " + size + " bytes to a " + r.buffers[buffer].byteSize()
                     + "-byte receive buffer (tag " + tag + "); nothing was received");
+            ctsWanted = true; // the sender learns it from this receive's CTS
             if (from == null) {
                 in.consume(size);
             }

@@ -15,9 +15,10 @@ import java.nio.channels.SocketChannel;
  * The sending end of a connection. Sends wait for the receiver's clear-to-send frames: each CTS
  * announces one posted receive (its buffers' capacities and tags), and a send goes to the first
  * announced receive with an unfilled buffer of its tag. A small send with no CTS in hand goes
- * ahead as an EAGER frame (see {@link Wire}) and is placed when its CTS comes; a larger one, or a
- * small one with {@link Wire#EAGER_SLOTS} EAGERs unplaced, makes {@code isend} return null (would
- * block).
+ * ahead as an EAGER frame (see {@link Wire}): it is complete once copied, as NCCL's Socket's sends
+ * are, and is placed when its CTS comes. A larger one, or a small one with {@link Wire#EAGER_SLOTS}
+ * EAGERs unplaced, makes {@code isend} return null (would block) and asks the receiver for its
+ * held-back CTS frames (WANT).
  */
 final class SocketSendComm extends SocketComm implements SendComm {
     /** Sends in flight: the spec's requests times the buffers a grouped receive may have. */
@@ -33,8 +34,10 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long ctsTail;
 
     // EAGER sends whose receive is not yet known, oldest first: [eagerHead, eagerTail).
-    private final SendRequest[] eagerRequests = new SendRequest[Wire.EAGER_SLOTS];
+    private final int[] eagerSize = new int[Wire.EAGER_SLOTS];
     private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
+    /** A WANT went out and no CTS has come since: one is enough. */
+    private boolean wantSent;
     private long eagerHead;
     private long eagerTail;
     private final int eagerLimit;
@@ -69,7 +72,11 @@ final class SocketSendComm extends SocketComm implements SendComm {
             progress();
             if (ctsHead == ctsTail || eagerHead != eagerTail) {
                 // No receive in hand, or earlier EAGERs not yet placed (this send goes after them).
-                return size <= eagerLimit ? sendEager(data, tag, size) : null;
+                SendRequest r = size <= eagerLimit ? sendEager(data, tag, size) : null;
+                if (r == null) {
+                    askForCts();
+                }
+                return r;
             }
         } else {
             checkUsable();
@@ -146,9 +153,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
         r.size = (int) size;
-        r.placed = false;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
-        eagerRequests[e] = r;
+        eagerSize[e] = (int) size;
         eagerTag[e] = tag;
         ByteBuffer frame = out.stage(stagedBytes);
         frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
@@ -162,25 +168,42 @@ final class SocketSendComm extends SocketComm implements SendComm {
         return r;
     }
 
-    /** Places unplaced EAGERs into the receives now announced, by the rule the receiver follows too. */
+    /**
+     * Asks the receiver to write the CTS frames it holds back, once until one comes: this send
+     * waits for them (it is large, or the EAGER credit is spent).
+     */
+    private void askForCts() throws NetException {
+        if (wantSent || !out.hasRoom(Wire.DATA_HEADER, 0)) {
+            return;
+        }
+        wantSent = true;
+        out.stage(Wire.DATA_HEADER).put(Wire.WANT).put((byte) 0).putShort((short) 0).putInt(0).putLong(0);
+        try {
+            out.flush();
+        } catch (IOException e) {
+            fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
+        }
+    }
+
+    /**
+     * Places unplaced EAGERs into the receives now announced, by the rule the receiver follows too.
+     * An EAGER too large for its receive has already completed here; the receiver failed its receive,
+     * and this comm fails so that the sender learns it too.
+     */
     private void placeEagers() throws NetException {
         while (eagerHead != eagerTail && ctsHead != ctsTail) {
             int e = (int) (eagerHead % Wire.EAGER_SLOTS);
-            SendRequest r = eagerRequests[e];
             int c = (int) (ctsHead % CTS_RING);
             int buffer = freeBuffer(c, eagerTag[e]);
             long capacity = ctsCapacity[c][buffer];
-            if (r.size > capacity) {
-                // The receiver has failed its receive too; the connection carries on.
-                r.error = NetException.invalidUsage("send of " + r.size + " bytes is larger than the " + capacity
+            if (eagerSize[e] > capacity) {
+                throw NetException.invalidUsage("a send of " + eagerSize[e] + " bytes was larger than the " + capacity
                         + "-byte buffer (tag " + eagerTag[e] + ") that " + peer + " posted; it was not received");
             }
             ctsFilled[c] |= 1 << buffer;
             if (Integer.bitCount(ctsFilled[c]) == ctsN[c]) {
                 ctsHead++;
             }
-            r.placed = true;
-            eagerRequests[e] = null;
             eagerHead++;
         }
     }
@@ -195,7 +218,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             release(r);
             throw e;
         }
-        if (r.pending() != 0 || !r.placed) {
+        if (r.pending() != 0) {
             return false;
         }
         NetException error = r.error;
@@ -247,6 +270,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             }
             in.consume(Wire.ctsBytes(n));
             ctsTail++;
+            wantSent = false;
             placeEagers();
         }
     }

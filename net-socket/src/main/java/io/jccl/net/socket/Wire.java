@@ -26,13 +26,24 @@ package io.jccl.net.socket;
  * a send goes to the oldest receive that is not yet full, into its first unfilled buffer of the
  * send's tag. The receiver keeps an EAGER that arrives before its receive is posted in one of
  * {@link #EAGER_SLOTS} slots; the sender keeps at most that many EAGERs unplaced, and learns where
- * each went (and whether it fitted) from the CTS of its receive, so its request completes then,
- * with an error on both sides if it was too large.
+ * each went (and whether it fitted) from the CTS of its receive. An EAGER send completes once
+ * copied (as NCCL's Socket's sends complete once written); one too large for its receive fails
+ * that receive, and the sending comm when the CTS tells it.
+ *
+ * <p>So small messages need no CTS each, only the credit a CTS returns: while messages are small
+ * the receiver holds its CTS frames back and writes them {@code SocketRecvComm.CTS_BATCH} at a time
+ * (one write per message instead of two). A sender that waits for a CTS (a large send, or EAGER
+ * credit spent) says so, once until a CTS comes:
+ * <pre>
+ * WANT  u8 type=4, 15 bytes 0
+ * </pre>
+ * and the receiver then writes what it holds, or the next CTS at once.
  */
 final class Wire {
     static final byte CTS = 1;
     static final byte DATA = 2;
     static final byte EAGER = 3;
+    static final byte WANT = 4;
 
     /** EAGERs a sender may have in flight before their receives are known, and the size of each. */
     static final int EAGER_SLOTS = 16;
