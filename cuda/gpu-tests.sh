@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU tests (the CUDA binding, the reduction kernels against the host bit for bit), on a machine
+# The GPU tests (the CUDA binding, the reduction kernels against the host bit for bit, collectives on
+# device buffers ordered on CUDA streams), on a machine
 # with a GPU and no Maven: JUnit's console launcher over the compiled classes of this checkout.
 # On CPU machines `mvn -B verify` runs the same tests and skips them with the cause.
 #
@@ -18,5 +19,6 @@ cp=cuda/target/classes:cuda/target/test-classes:spi/target/classes:core/target/c
 cp=$cp:net-socket/target/classes
 exec java --enable-native-access=ALL-UNNAMED -jar "$launcher" execute -cp "$cp" \
   --select-package io.jccl.cuda --select-package io.jccl.core.kernel \
-  --select-class io.jccl.core.DeviceBufferArgumentsTest \
+  --select-class io.jccl.core.DeviceBufferArgumentsTest --select-class io.jccl.core.DeviceCollectivesTest \
+  --select-class io.jccl.core.collective.StreamGateTest \
   --details=tree --disable-banner --disable-ansi-colors --fail-if-no-tests

@@ -7,6 +7,8 @@ import io.jccl.core.collective.Operation;
 import io.jccl.core.collective.OperationBuilder;
 import io.jccl.core.collective.Transfer;
 import io.jccl.core.config.CoreConfig;
+import io.jccl.core.device.StagedCall;
+import io.jccl.core.device.StreamBridge;
 import io.jccl.core.kernel.MemoryKind;
 import io.jccl.core.kernel.ReductionKernel;
 import io.jccl.core.proxy.IdleStrategy;
@@ -15,6 +17,8 @@ import io.jccl.core.transport.Connection;
 import io.jccl.core.transport.ConnectionSetup;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
+import io.jccl.cuda.CudaException;
+import io.jccl.cuda.CudaStream;
 import io.jccl.spi.DataType;
 import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetException;
@@ -43,6 +47,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Function;
 
 /**
  * A communicator: {@code nranks} ranks that run collectives together over one transport, NCCL's
@@ -104,6 +109,8 @@ public final class Communicator implements AutoCloseable {
     private volatile long issued;
     private volatile JcclException failure;
     private volatile int state = OPEN;
+    /** Collectives on device buffers: created by the first one. */
+    private volatile StreamBridge bridge;
 
     private Communicator(int nranks, UniqueId id, int rank, CommConfig config) {
         this.rank = rank;
@@ -531,6 +538,223 @@ public final class Communicator implements AutoCloseable {
         recvAsync(buffer, count, type, peer).await();
     }
 
+    // ------------------------------------------------------------------ on a CUDA stream
+
+    /*
+     * The collectives on device buffers, as NCCL's: each call queues its work on {@code stream} and
+     * returns; the results are there once the stream has run that far ({@code stream.synchronize()},
+     * or wait on {@code stream.record()}). Work queued on the stream before the call is done before
+     * the collective reads its input; work queued after it starts after its output is written.
+     * Buffers must be device memory (a mix with host memory is refused). A failure (a dead peer)
+     * still lets the stream go on, with the output not written: asyncError() reports it, and the
+     * communicator's next call throws it. The data crosses between ranks through pinned host
+     * staging (the path for transports that take host memory).
+     */
+
+    /** {@link #allReduceAsync} on device buffers, queued on {@code stream}. */
+    public void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                          CudaStream stream) {
+        long bytes = bytes(count, type);
+        checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, bytes);
+        ReductionKernel k = stagingKernel(type, op);
+        onStream(stream, "allReduce", call -> {
+            MemorySegment stage = call.staging(bytes);
+            call.copyIn(stage, send.asSlice(0, bytes));
+            call.copyOut(recv.asSlice(0, bytes), stage);
+            return b -> b.allReduce(stage, stage, count, type, op, k);
+        });
+    }
+
+    /** {@link #broadcastAsync} on device buffers, queued on {@code stream}. */
+    public void broadcast(MemorySegment send, MemorySegment recv, long count, DataType type, int root,
+                          CudaStream stream) {
+        long bytes = bytes(count, type);
+        checkRoot(root);
+        checkDeviceBuffers(stream, "sendbuff", rank == root ? send : null, bytes, "recvbuff", recv, bytes);
+        ReductionKernel k = stagingKernel(type, null);
+        onStream(stream, "broadcast", call -> {
+            MemorySegment stage = call.staging(bytes);
+            if (rank == root) {
+                call.copyIn(stage, send.asSlice(0, bytes));
+            }
+            call.copyOut(recv.asSlice(0, bytes), stage);
+            return b -> b.broadcast(stage, stage, count, type, root, k);
+        });
+    }
+
+    /** {@link #reduceAsync} on device buffers, queued on {@code stream}. */
+    public void reduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root,
+                       CudaStream stream) {
+        long bytes = bytes(count, type);
+        checkRoot(root);
+        checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", rank == root ? recv : null, bytes);
+        ReductionKernel k = stagingKernel(type, op);
+        onStream(stream, "reduce", call -> {
+            MemorySegment stage = call.staging(bytes);
+            call.copyIn(stage, send.asSlice(0, bytes));
+            if (rank == root) {
+                call.copyOut(recv.asSlice(0, bytes), stage);
+            }
+            return b -> b.reduce(stage, stage, count, type, op, root, k);
+        });
+    }
+
+    /** {@link #allGatherAsync} on device buffers, queued on {@code stream}. */
+    public void allGather(MemorySegment send, MemorySegment recv, long sendCount, DataType type, CudaStream stream) {
+        long bytes = bytes(sendCount, type);
+        long total = Math.multiplyExact(bytes, nranks);
+        checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, total);
+        ReductionKernel k = stagingKernel(type, null);
+        onStream(stream, "allGather", call -> {
+            MemorySegment stage = call.staging(total);
+            MemorySegment mine = stage.asSlice(rank * bytes, bytes);
+            call.copyIn(mine, send.asSlice(0, bytes));
+            call.copyOut(recv.asSlice(0, total), stage);
+            return b -> b.allGather(mine, stage, sendCount, type, k);
+        });
+    }
+
+    /** {@link #reduceScatterAsync} on device buffers, queued on {@code stream}. */
+    public void reduceScatter(MemorySegment send, MemorySegment recv, long recvCount, DataType type, ReduceOp op,
+                              CudaStream stream) {
+        long bytes = bytes(recvCount, type);
+        long total = Math.multiplyExact(bytes, nranks);
+        checkDeviceBuffers(stream, "sendbuff", send, total, "recvbuff", recv, bytes);
+        ReductionKernel k = stagingKernel(type, op);
+        onStream(stream, "reduceScatter", call -> {
+            MemorySegment stage = call.staging(total);
+            MemorySegment mine = stage.asSlice(rank * bytes, bytes);
+            call.copyIn(stage, send.asSlice(0, total));
+            call.copyOut(recv.asSlice(0, bytes), mine);
+            return b -> b.reduceScatter(stage, mine, recvCount, type, op, k);
+        });
+    }
+
+    /** {@link #allToAllAsync} on device buffers, queued on {@code stream}. */
+    public void allToAll(MemorySegment send, MemorySegment recv, long count, DataType type, CudaStream stream) {
+        long bytes = bytes(count, type);
+        long total = Math.multiplyExact(bytes, nranks);
+        checkDeviceBuffers(stream, "sendbuff", send, total, "recvbuff", recv, total);
+        stagingKernel(type, null);
+        onStream(stream, "allToAll", call -> {
+            MemorySegment in = call.staging(total);
+            MemorySegment out = call.staging(total);
+            call.copyIn(in, send.asSlice(0, total));
+            call.copyOut(recv.asSlice(0, total), out);
+            return b -> b.allToAll(in, out, bytes);
+        });
+    }
+
+    /** {@link #sendAsync} of a device buffer, queued on {@code stream}. */
+    public void send(MemorySegment buffer, long count, DataType type, int peer, CudaStream stream) {
+        long bytes = bytes(count, type);
+        checkPeer(peer);
+        checkDeviceBuffers(stream, "sendbuff", buffer, bytes, null, null, 0);
+        onStream(stream, "send", call -> {
+            MemorySegment stage = call.staging(bytes);
+            call.copyIn(stage, buffer.asSlice(0, bytes));
+            return b -> b.send(peer, new Transfer(stage, 0, bytes));
+        });
+    }
+
+    /** {@link #recvAsync} into a device buffer, queued on {@code stream}. */
+    public void recv(MemorySegment buffer, long count, DataType type, int peer, CudaStream stream) {
+        long bytes = bytes(count, type);
+        checkPeer(peer);
+        checkDeviceBuffers(stream, "recvbuff", buffer, bytes, null, null, 0);
+        onStream(stream, "recv", call -> {
+            MemorySegment stage = call.staging(bytes);
+            call.copyOut(buffer.asSlice(0, bytes), stage);
+            return b -> b.recv(peer, new Transfer(stage, 0, bytes));
+        });
+    }
+
+    /** Stages one stream-ordered operation, submits it gated on its stream, and queues the hand-over. */
+    private void onStream(CudaStream stream, String what, Function<StagedCall, Consumer<OperationBuilder>> stage) {
+        checkUsable();
+        if (Group.isActive()) {
+            throw JcclException.invalidUsage(what + " on a CUDA stream inside a group: stream-ordered operations are "
+                    + "issued one at a time (end the group first)");
+        }
+        StreamBridge b = bridgeFor(stream);
+        StagedCall call = b.begin(stream, what + " (rank " + rank + ")");
+        try {
+            Consumer<OperationBuilder> build = stage.apply(call);
+            OperationBuilder builder = new OperationBuilder(ring);
+            build.accept(builder);
+            Operation op = new Operation(what);
+            op.setGate(call);
+            launch(builder, op);
+        } catch (RuntimeException e) {
+            call.cancel();
+            throw e instanceof CudaException c ? new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, what + ": "
+                    + c.getMessage(), c) : e;
+        }
+        call.enqueue();
+    }
+
+    private StreamBridge bridgeFor(CudaStream stream) {
+        if (stream == null) {
+            throw JcclException.invalidArgument("stream must not be null");
+        }
+        synchronized (submitLock) {
+            StreamBridge b = bridge;
+            if (b == null) {
+                try {
+                    b = new StreamBridge(stream.device());
+                } catch (CudaException e) {
+                    throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "cannot set up stream-ordered "
+                            + "collectives on " + stream.device() + ": " + e.getMessage(), e);
+                }
+                bridge = b;
+                log.info(LogSubsystem.INIT, "rank %d: collectives on device buffers of %s, through pinned host staging",
+                        rank, stream.device());
+            } else if (b.device().ordinal() != stream.device().ordinal()) {
+                throw JcclException.invalidArgument("this communicator's device buffers are on GPU "
+                        + b.device().ordinal() + "; the stream is of GPU " + stream.device().ordinal());
+            }
+            return b;
+        }
+    }
+
+    private void checkDeviceBuffers(CudaStream stream, String name, MemorySegment a, long aBytes, String otherName,
+                                    MemorySegment b, long bBytes) {
+        if (stream == null) {
+            throw JcclException.invalidArgument("stream must not be null");
+        }
+        checkDeviceBuffer(name, a, aBytes);
+        if (otherName != null) {
+            checkDeviceBuffer(otherName, b, bBytes);
+        }
+    }
+
+    private static void checkDeviceBuffer(String name, MemorySegment buffer, long bytes) {
+        if (buffer == null) {
+            if (bytes == 0) {
+                return;
+            }
+            throw JcclException.invalidArgument(name + " must not be null");
+        }
+        if (buffer.byteSize() < bytes) {
+            throw JcclException.invalidArgument(name + " holds " + buffer.byteSize() + " bytes; the call needs " + bytes);
+        }
+        if (bytes > 0 && MemoryKind.of(buffer) != MemoryKind.CUDA) {
+            throw JcclException.invalidArgument(name + " is host memory: a collective on a CUDA stream takes device "
+                    + "buffers (call the method without a stream for host buffers)");
+        }
+    }
+
+    /** @return the host kernel that reduces the staged data, after checking it can do {@code op} on {@code type} */
+    private static ReductionKernel stagingKernel(DataType type, ReduceOp op) {
+        ReductionKernel k = MemoryKind.HOST.kernel();
+        if (op != null && !k.supports(type, op)) {
+            throw JcclException.invalidArgument(op.ncclName() + " on " + type.ncclName() + " is not supported on "
+                    + "device buffers by this version (staged through host memory, and 8-bit floating-point "
+                    + "reductions run on the GPU only)");
+        }
+        return k;
+    }
+
     // ------------------------------------------------------------------ issuing
 
     PendingGroup newPendingGroup() {
@@ -805,6 +1029,11 @@ public final class Communicator implements AutoCloseable {
         }
         bootstrap.close(graceful);
         closePlugin();
+        StreamBridge b = bridge;
+        if (b != null && !b.close(TimeUnit.SECONDS.toNanos(10))) {
+            log.warn("rank %d: CUDA streams still queued behind this communicator's operations after 10 s; their "
+                    + "pinned staging is left allocated", rank);
+        }
         if (stopped) {
             arena.close();
         }

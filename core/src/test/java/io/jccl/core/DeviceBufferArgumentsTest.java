@@ -18,7 +18,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 /**
  * What the engine makes of a buffer's memory: host memory is {@link MemoryKind#HOST} everywhere; on a
  * GPU machine device memory is {@link MemoryKind#CUDA}, and a collective refuses a mix of host and
- * device buffers, and (until the device data path exists) device buffers, with one clear line.
+ * device buffers, and device buffers passed without a CUDA stream, with one clear line.
  */
 class DeviceBufferArgumentsTest {
 
@@ -46,7 +46,7 @@ class DeviceBufferArgumentsTest {
             assertTrue(mixed.getMessage().contains("both must be host memory, or both device memory"), mixed.getMessage());
             JcclException onDevice = assertThrows(JcclException.class,
                     () -> comm.allReduce(device.segment(), device.segment(), 1024, DataType.FLOAT32, ReduceOp.SUM));
-            assertTrue(onDevice.getMessage().contains("device memory are not supported"), onDevice.getMessage());
+            assertTrue(onDevice.getMessage().contains("pass the stream"), onDevice.getMessage());
             // pinned host memory is host memory: the collective runs
             comm.allReduce(pinned.segment(), pinned.segment(), 1024, DataType.FLOAT32, ReduceOp.SUM);
         }

@@ -90,9 +90,15 @@ final class CudaDriver {
     static final MethodHandle MODULE_GET_FUNCTION;
     static final MethodHandle MODULE_UNLOAD;
     static final MethodHandle LAUNCH_KERNEL;
+    static final MethodHandle STREAM_WRITE_VALUE32;
+    static final MethodHandle STREAM_WAIT_VALUE32;
+
+    /** {@code CU_STREAM_WAIT_VALUE_GEQ}: wait until {@code (int32_t)(*addr - value) >= 0}, a cyclic comparison. */
+    static final int STREAM_WAIT_VALUE_GEQ = 0;
+    static final int STREAM_WRITE_VALUE_DEFAULT = 0;
 
     static {
-        MethodHandle[] h = new MethodHandle[36];
+        MethodHandle[] h = new MethodHandle[38];
         Throwable failure = null;
         String library = null;
         try {
@@ -155,6 +161,10 @@ final class CudaDriver {
             h[34] = down(cuda, "cuModuleUnload", a);
             h[35] = down(cuda, "cuLaunchKernel", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT,
                     JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT, ADDRESS, ADDRESS, ADDRESS));
+            // Stream memory operations: cuda.h maps the names to the _v2 symbols since CUDA 11.7.
+            FunctionDescriptor value32 = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT);
+            h[36] = down(cuda, value32, "cuStreamWriteValue32_v2", "cuStreamWriteValue32");
+            h[37] = down(cuda, value32, "cuStreamWaitValue32_v2", "cuStreamWaitValue32");
         } catch (Throwable t) {
             failure = t;
         }
@@ -196,9 +206,23 @@ final class CudaDriver {
         MODULE_GET_FUNCTION = h[33];
         MODULE_UNLOAD = h[34];
         LAUNCH_KERNEL = h[35];
+        STREAM_WRITE_VALUE32 = h[36];
+        STREAM_WAIT_VALUE32 = h[37];
     }
 
     private CudaDriver() {
+    }
+
+    /** The first of {@code names} that libcuda has. */
+    private static MethodHandle down(SymbolLookup lookup, FunctionDescriptor fd, String... names) {
+        for (String name : names) {
+            var symbol = lookup.find(name);
+            if (symbol.isPresent()) {
+                return LINKER.downcallHandle(symbol.get(), fd);
+            }
+        }
+        throw new UnsatisfiedLinkError(String.join(" and ", names) + " not found in libcuda: the NVIDIA driver is "
+                + "older than CUDA 11");
     }
 
     private static MethodHandle down(SymbolLookup lookup, String name, FunctionDescriptor fd) {

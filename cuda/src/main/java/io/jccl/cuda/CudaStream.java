@@ -13,11 +13,27 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 public final class CudaStream implements AutoCloseable {
     private final CudaDevice device;
     private final MemorySegment handle;
-    private boolean closed;
+    /** Created here (destroyed by close), or another library's (left alone). */
+    private final boolean owned;
+    private volatile boolean closed;
 
     CudaStream(CudaDevice device, MemorySegment handle) {
+        this(device, handle, true);
+    }
+
+    private CudaStream(CudaDevice device, MemorySegment handle, boolean owned) {
         this.device = device;
         this.handle = handle;
+        this.owned = owned;
+    }
+
+    /**
+     * Wraps a stream another library created on {@code device}'s primary context (PyTorch's
+     * {@code torch.cuda.current_stream().cuda_stream}, CuPy's {@code Stream.ptr}), or 0 for the
+     * legacy default stream. {@link #close()} leaves it to its owner.
+     */
+    public static CudaStream wrap(CudaDevice device, long streamHandle) {
+        return new CudaStream(device, MemorySegment.ofAddress(streamHandle), false);
     }
 
     /** @return the {@code CUstream} (also a {@code cudaStream_t}), for kernels and other libraries */
@@ -50,6 +66,36 @@ public final class CudaStream implements AutoCloseable {
         ensureOpen();
         device.run("cuMemsetD8Async", () -> (int) CudaDriver.MEMSET_D8_ASYNC.invokeExact(memory.address(), value,
                 memory.byteSize(), handle));
+    }
+
+    /**
+     * Queues a write of {@code value} into a 32-bit word of pinned host memory, ordered after the
+     * work queued before it: how the GPU tells a host thread that the stream got this far.
+     */
+    public void writeValueAsync(MemorySegment word, int value) {
+        ensureOpen();
+        checkWord(word);
+        device.run("cuStreamWriteValue32", () -> (int) CudaDriver.STREAM_WRITE_VALUE32.invokeExact(handle,
+                word.address(), value, CudaDriver.STREAM_WRITE_VALUE_DEFAULT));
+    }
+
+    /**
+     * Queues a wait until the 32-bit word of pinned host memory {@code word} reaches {@code value}
+     * (cyclically: {@code (int) (word - value) >= 0}); work queued after it starts only then. How a
+     * host thread holds the stream until its part is done.
+     */
+    public void waitValueAsync(MemorySegment word, int value) {
+        ensureOpen();
+        checkWord(word);
+        device.run("cuStreamWaitValue32", () -> (int) CudaDriver.STREAM_WAIT_VALUE32.invokeExact(handle,
+                word.address(), value, CudaDriver.STREAM_WAIT_VALUE_GEQ));
+    }
+
+    private static void checkWord(MemorySegment word) {
+        if (word.byteSize() < 4 || (word.address() & 3) != 0) {
+            throw new IllegalArgumentException("a stream memory operation needs an aligned 4-byte word, got "
+                    + word.byteSize() + " bytes at 0x" + Long.toHexString(word.address()));
+        }
     }
 
     /** @return an event recorded after everything queued so far */
@@ -96,11 +142,17 @@ public final class CudaStream implements AutoCloseable {
         }
     }
 
-    /** Destroys the stream once its queued work is done (CUDA lets that work finish). Idempotent. */
+    /**
+     * Destroys the stream once its queued work is done (CUDA lets that work finish); a wrapped
+     * stream is only marked closed here. Idempotent.
+     */
     @Override
     public void close() {
         if (!closed) {
             closed = true;
+            if (!owned) {
+                return;
+            }
             device.run("cuStreamDestroy", () -> (int) CudaDriver.STREAM_DESTROY.invokeExact(handle));
         }
     }

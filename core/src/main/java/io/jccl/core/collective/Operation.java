@@ -5,6 +5,7 @@ import io.jccl.core.JcclException;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -32,6 +33,10 @@ public final class Operation implements Completion {
     private volatile JcclException error;
     private volatile Thread waiter;
     private volatile Helper helper;
+    /** For a stream-ordered operation: its input is ready only when the GPU stream says so. */
+    private StreamGate gate;
+    private boolean started;
+    private final AtomicBoolean gateReleased = new AtomicBoolean();
 
     /** Runs the proxy's duty cycle on the waiting thread (the proxy's {@code help}). */
     @FunctionalInterface
@@ -69,6 +74,17 @@ public final class Operation implements Completion {
         this.submitted = true;
     }
 
+    /**
+     * Makes the operation wait for {@code streamGate} before it starts (before it announces a
+     * receive or reads an input), and release it when it ends; before it is submitted.
+     */
+    public void setGate(StreamGate streamGate) {
+        if (submitted) {
+            throw new IllegalStateException(name + " is already submitted");
+        }
+        this.gate = streamGate;
+    }
+
     /** The proxy it was submitted to, which a waiting caller may help. */
     public void setHelper(Helper proxyHelper) {
         this.helper = proxyHelper;
@@ -86,9 +102,21 @@ public final class Operation implements Completion {
 
     // ---- Proxy thread
 
-    /** Announces the receives of every task; the operation is now the proxy's. */
+    /**
+     * Announces the receives of every task; the operation is now the proxy's. A stream-ordered
+     * operation whose gate is still closed does not start: the proxy calls again (and starts the
+     * operations behind it only after it, so that receives are announced in order).
+     */
     public void start(long nowNanos) {
         lastProgressNanos = nowNanos;
+        if (started) {
+            return;
+        }
+        if (gate != null && !gate.isOpen()) {
+            remaining = -1; // not finished
+            return;
+        }
+        started = true;
         remaining = 0;
         for (Task t : tasks) {
             t.start();
@@ -98,11 +126,22 @@ public final class Operation implements Completion {
         }
     }
 
+    /** @return whether it has started (a stream-ordered one waits for its gate) */
+    public boolean started() {
+        return started;
+    }
+
     /**
      * @return steps moved in this pass; 0 when the operation waits for peers
      * @throws JcclException if a task finds the peers disagree
      */
     public int progress(long nowNanos) {
+        if (!started) {
+            start(nowNanos); // waiting for the GPU is not a stall: the clock restarts
+            if (!started) {
+                return 0;
+            }
+        }
         int work = 0;
         for (Task t : tasks) {
             if (!t.done) {
@@ -156,6 +195,7 @@ public final class Operation implements Completion {
     /** Marks success and wakes the waiter. */
     public void succeed() {
         state = SUCCEEDED;
+        releaseGate();
         wake();
     }
 
@@ -164,7 +204,16 @@ public final class Operation implements Completion {
         if (state == RUNNING) {
             error = cause;
             state = FAILED;
+            releaseGate();
             wake();
+        }
+    }
+
+    /** Lets a stream-ordered operation's GPU stream go on, once, whatever the outcome. */
+    private void releaseGate() {
+        StreamGate g = gate;
+        if (g != null && gateReleased.compareAndSet(false, true)) {
+            g.release(state == SUCCEEDED);
         }
     }
 

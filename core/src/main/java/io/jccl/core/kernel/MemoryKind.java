@@ -42,14 +42,14 @@ public enum MemoryKind {
 
     /**
      * @return the kernel for this kind of memory
-     * @throws UnsupportedOperationException for device memory, whose data path between ranks is not built yet
+     * @throws UnsupportedOperationException for device memory without a stream: device buffers take
+     *         the stream-ordered calls, which stage them through host memory
      */
     public ReductionKernel kernel() {
         if (this == HOST) {
             return HostKernels.best();
         }
-        throw new UnsupportedOperationException("collectives on " + this + " device memory are not supported by "
-                + "this version of JCCL: its GPU kernels exist (CudaReductionKernel), the data path that moves device "
-                + "buffers between ranks does not yet; copy to host memory first");
+        throw new UnsupportedOperationException("collectives on " + this + " device memory are ordered on a CUDA "
+                + "stream, as NCCL's: pass the stream (e.g. allReduce(send, recv, count, type, op, stream))");
     }
 }

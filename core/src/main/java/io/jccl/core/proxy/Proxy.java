@@ -73,6 +73,8 @@ public final class Proxy {
     private final Thread thread;
     private final ConcurrentLinkedQueue<Operation> submissions = new ConcurrentLinkedQueue<>();
     private final ArrayDeque<Operation> running = new ArrayDeque<>();
+    /** The tail of {@link #running} not yet started: a stream-ordered operation waiting for its GPU, and those behind it. */
+    private final ArrayDeque<Operation> unstarted = new ArrayDeque<>();
     private final IdleStrategy idle;
     private final long timeoutNanos;
     private final FailureListener listener;
@@ -320,10 +322,27 @@ public final class Proxy {
 
     private int acceptSubmissions(long now) {
         int work = 0;
+        // Operations start in order: behind a stream-ordered one that waits for its GPU, none does.
+        while (!unstarted.isEmpty()) {
+            Operation first = unstarted.peekFirst();
+            first.start(now);
+            if (!first.started()) {
+                break;
+            }
+            unstarted.pollFirst();
+            work++;
+        }
         Operation op;
         while ((op = submissions.poll()) != null) {
-            op.start(now);
-            running.addLast(op);
+            running.addLast(op); // first: if starting throws, the failure reaches it
+            boolean first = unstarted.isEmpty();
+            unstarted.addLast(op);
+            if (first) {
+                op.start(now);
+                if (op.started()) {
+                    unstarted.pollLast();
+                }
+            }
             work++;
         }
         return work;
@@ -397,6 +416,7 @@ public final class Proxy {
     }
 
     private void failPending(JcclException f) {
+        unstarted.clear();
         Operation op;
         while ((op = running.pollFirst()) != null) {
             op.fail(f);

@@ -1,0 +1,220 @@
+package io.jccl.core;
+
+import io.jccl.cuda.Cuda;
+import io.jccl.cuda.CudaDevice;
+import io.jccl.cuda.CudaStream;
+import io.jccl.cuda.DeviceBuffer;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * Collectives on device buffers, ordered on CUDA streams (issue 13, deliverable 3): ranks as
+ * threads sharing GPU 0, each with its own stream; every collective in place and out of place,
+ * over the network transport and over shared memory, results copied back and checked element by
+ * element. Skipped with the cause where there is no GPU.
+ */
+class DeviceCollectivesTest {
+    private static final long COUNT = 262_147; // a little over 1 MiB of float32: several steps of every channel
+
+    @BeforeAll
+    static void needsAGpu() {
+        assumeTrue(Cuda.isAvailable(), () -> "no GPU here: " + Cuda.unavailabilityCause().getMessage());
+        assumeTrue(Cuda.deviceCount() > 0, "the CUDA driver sees no GPU");
+    }
+
+    static Stream<Arguments> layouts() {
+        return Stream.of(Arguments.of(2, DataPath.NETWORK), Arguments.of(3, DataPath.NETWORK),
+                Arguments.of(2, DataPath.SHARED_MEMORY));
+    }
+
+    /** What rank {@code r} contributes at element {@code i}: small integers, so float sums are exact. */
+    private static float value(int r, long i) {
+        return (r + 1) * (float) (i % 97 + 1);
+    }
+
+    private static DeviceBuffer deviceFloats(CudaDevice gpu, long count, int rank) {
+        DeviceBuffer d = gpu.allocate(count * 4);
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment h = a.allocate(count * 4, 4);
+            for (long i = 0; i < count; i++) {
+                h.setAtIndex(ValueLayout.JAVA_FLOAT, i, rank < 0 ? 0f : value(rank, i));
+            }
+            Cuda.copy(d.segment(), h);
+        }
+        return d;
+    }
+
+    private static float[] read(MemorySegment device, long count) {
+        try (Arena a = Arena.ofConfined()) {
+            MemorySegment h = a.allocate(count * 4, 4);
+            Cuda.copy(h, device.asSlice(0, count * 4));
+            return h.toArray(ValueLayout.JAVA_FLOAT);
+        }
+    }
+
+    private static void assertFloats(String what, float[] actual, java.util.function.LongFunction<Float> expected) {
+        for (int i = 0; i < actual.length; i++) {
+            float e = expected.apply(i);
+            if (Float.compare(actual[i], e) != 0) {
+                throw new AssertionError(what + ": element " + i + " is " + actual[i] + ", expected " + e);
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @MethodSource("layouts")
+    void everyCollectiveInPlaceAndOutOfPlaceOnDeviceBuffers(int n, DataPath path) {
+        CudaDevice gpu = Cuda.device(0);
+        long sum = (long) n * (n + 1) / 2;
+        try (LocalRanks ranks = new LocalRanks(n, path.config().build())) {
+            ranks.each((rank, comm) -> {
+                try (CudaStream stream = gpu.createStream();
+                     DeviceBuffer send = deviceFloats(gpu, COUNT * n, rank);
+                     DeviceBuffer recv = deviceFloats(gpu, COUNT * n, -1);
+                     DeviceBuffer inPlace = deviceFloats(gpu, COUNT * n, rank)) {
+                    MemorySegment s = send.segment();
+                    MemorySegment r = recv.segment();
+
+                    comm.allReduce(s, r, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                    comm.allReduce(inPlace.segment(), inPlace.segment(), COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                    stream.synchronize();
+                    assertFloats("allReduce", read(r, COUNT), i -> sum * (float) (i % 97 + 1));
+                    assertFloats("allReduce in place", read(inPlace.segment(), COUNT), i -> sum * (float) (i % 97 + 1));
+
+                    int root = n - 1;
+                    gpu.fill(recv.segment(), (byte) 0);
+                    comm.broadcast(s, r, COUNT, DataType.FLOAT32, root, stream);
+                    stream.synchronize();
+                    assertFloats("broadcast from " + root, read(r, COUNT), i -> value(root, i));
+
+                    comm.reduce(s, rank == 0 ? r : null, COUNT, DataType.FLOAT32, ReduceOp.MAX, 0, stream);
+                    stream.synchronize();
+                    if (rank == 0) {
+                        assertFloats("reduce max to 0", read(r, COUNT), i -> value(n - 1, i));
+                    }
+
+                    comm.allGather(s, r, COUNT, DataType.FLOAT32, stream);
+                    stream.synchronize();
+                    assertFloats("allGather", read(r, COUNT * n), i -> value((int) (i / COUNT), i % COUNT));
+                    try (DeviceBuffer gathered = deviceFloats(gpu, COUNT * n, -1)) {
+                        MemorySegment mine = gathered.segment().asSlice(rank * COUNT * 4, COUNT * 4);
+                        Cuda.copy(mine, s.asSlice(0, COUNT * 4));
+                        comm.allGather(mine, gathered.segment(), COUNT, DataType.FLOAT32, stream);
+                        stream.synchronize();
+                        assertFloats("allGather in place", read(gathered.segment(), COUNT * n),
+                                i -> value((int) (i / COUNT), i % COUNT));
+                    }
+
+                    comm.reduceScatter(s, r, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                    stream.synchronize();
+                    long base = rank * COUNT;
+                    assertFloats("reduceScatter", read(r, COUNT), i -> sum * (float) ((base + i) % 97 + 1));
+                    try (DeviceBuffer whole = deviceFloats(gpu, COUNT * n, rank)) {
+                        MemorySegment mine = whole.segment().asSlice(rank * COUNT * 4, COUNT * 4);
+                        comm.reduceScatter(whole.segment(), mine, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                        stream.synchronize();
+                        assertFloats("reduceScatter in place", read(mine, COUNT),
+                                i -> sum * (float) ((base + i) % 97 + 1));
+                    }
+
+                    comm.allToAll(s, r, COUNT, DataType.FLOAT32, stream);
+                    stream.synchronize();
+                    // block p of rank r's output came from rank p's block r
+                    assertFloats("allToAll", read(r, COUNT * n), i -> value((int) (i / COUNT), rank * COUNT + i % COUNT));
+
+                    if (rank < 2) {
+                        int peer = 1 - rank;
+                        if (rank == 0) {
+                            comm.send(s, COUNT, DataType.FLOAT32, peer, stream);
+                            comm.recv(r, COUNT, DataType.FLOAT32, peer, stream);
+                        } else {
+                            comm.recv(r, COUNT, DataType.FLOAT32, peer, stream);
+                            comm.send(s, COUNT, DataType.FLOAT32, peer, stream);
+                        }
+                        stream.synchronize();
+                        assertFloats("recv from " + peer, read(r, COUNT), i -> value(peer, i));
+                    }
+                    assertEquals(null, comm.asyncError());
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @MethodSource("layouts")
+    void theCallReturnsOnceQueuedAndTheCollectiveRunsWhenItsStreamGetsThere(int n, DataPath path) {
+        CudaDevice gpu = Cuda.device(0);
+        long sum = (long) n * (n + 1) / 2;
+        try (LocalRanks ranks = new LocalRanks(n, path.config().build())) {
+            ranks.each((rank, comm) -> {
+                try (CudaStream stream = gpu.createStream();
+                     DeviceBuffer hold = gpu.allocatePinnedHost(64);
+                     DeviceBuffer send = deviceFloats(gpu, COUNT, rank);
+                     DeviceBuffer recv = deviceFloats(gpu, COUNT, -1)) {
+                    hold.segment().set(ValueLayout.JAVA_INT, 0, 0);
+                    stream.waitValueAsync(hold.segment().asSlice(0, 4), 1); // earlier work that takes its time
+                    comm.allReduce(send.segment(), recv.segment(), COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                    long queued = System.nanoTime();
+                    sleepMillis(300);
+                    assertFalse(stream.isIdle(), "the stream waits for the earlier work");
+                    assertFloats("nothing written before the stream gets there", read(recv.segment(), COUNT), i -> 0f);
+                    hold.segment().set(ValueLayout.JAVA_INT, 0, 1);
+                    stream.synchronize();
+                    assertTrue(System.nanoTime() - queued >= 300_000_000L);
+                    assertFloats("allReduce after the earlier work", read(recv.segment(), COUNT),
+                            i -> sum * (float) (i % 97 + 1));
+                }
+            });
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @MethodSource("layouts")
+    void hostBuffersOnAStreamAndMixedBuffersAreRefusedClearly(int n, DataPath path) {
+        assumeTrue(n == 2 && path == DataPath.NETWORK, "argument checks: once is enough");
+        CudaDevice gpu = Cuda.device(0);
+        try (LocalRanks one = new LocalRanks(1, path.config().build());
+             Arena arena = Arena.ofShared();
+             CudaStream stream = gpu.createStream();
+             DeviceBuffer device = gpu.allocate(4096)) {
+            Communicator comm = one.comms[0];
+            MemorySegment host = arena.allocate(4096);
+            JcclException hostOnStream = assertThrows(JcclException.class,
+                    () -> comm.allReduce(host, device.segment(), 1024, DataType.FLOAT32, ReduceOp.SUM, stream));
+            assertTrue(hostOnStream.getMessage().contains("sendbuff is host memory"), hostOnStream.getMessage());
+            JcclException noStream = assertThrows(JcclException.class,
+                    () -> comm.allReduce(device.segment(), device.segment(), 1024, DataType.FLOAT32, ReduceOp.SUM));
+            assertTrue(noStream.getMessage().contains("pass the stream"), noStream.getMessage());
+            JcclException fp8 = assertThrows(JcclException.class,
+                    () -> comm.allReduce(device.segment(), device.segment(), 1024, DataType.FLOAT8_E4M3, ReduceOp.SUM,
+                            stream));
+            assertTrue(fp8.getMessage().contains("not supported on device buffers"), fp8.getMessage());
+            assertEquals(null, comm.asyncError(), "refused calls leave the communicator usable");
+            comm.allReduce(device.segment(), device.segment(), 1024, DataType.FLOAT32, ReduceOp.SUM, stream);
+            stream.synchronize();
+        }
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
