@@ -570,7 +570,7 @@ public final class Communicator implements AutoCloseable {
                           CudaStream stream) {
         long bytes = bytes(count, type);
         checkRoot(root);
-        checkDeviceBuffers(stream, "sendbuff", rank == root ? send : null, bytes, "recvbuff", recv, bytes);
+        checkDeviceBuffers(stream, "sendbuff", send, rank == root ? bytes : 0, "recvbuff", recv, bytes);
         ReductionKernel k = stagingKernel(type, null);
         onStream(stream, "broadcast", call -> {
             MemorySegment stage = call.staging(bytes);
@@ -587,7 +587,7 @@ public final class Communicator implements AutoCloseable {
                        CudaStream stream) {
         long bytes = bytes(count, type);
         checkRoot(root);
-        checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", rank == root ? recv : null, bytes);
+        checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, rank == root ? bytes : 0);
         ReductionKernel k = stagingKernel(type, op);
         onStream(stream, "reduce", call -> {
             MemorySegment stage = call.staging(bytes);

@@ -81,12 +81,27 @@ class DeviceCollectivesTest {
     void everyCollectiveInPlaceAndOutOfPlaceOnDeviceBuffers(int n, DataPath path) {
         CudaDevice gpu = Cuda.device(0);
         long sum = (long) n * (n + 1) / 2;
+        // Every buffer and stream is made before the first collective and freed after the last, by all
+        // ranks together: cuMemAlloc and cuMemFree may wait for the whole GPU, so a rank that allocated or
+        // freed while another rank's stream waits for a collective would wait for that stream, itself
+        // waiting for this rank's next call (NCCL's users meet the same with ranks as threads).
+        CudaStream[] streams = new CudaStream[n];
+        DeviceBuffer[][] buffers = new DeviceBuffer[n][];
         try (LocalRanks ranks = new LocalRanks(n, path.config().build())) {
             ranks.each((rank, comm) -> {
-                try (CudaStream stream = gpu.createStream();
-                     DeviceBuffer send = deviceFloats(gpu, COUNT * n, rank);
-                     DeviceBuffer recv = deviceFloats(gpu, COUNT * n, -1);
-                     DeviceBuffer inPlace = deviceFloats(gpu, COUNT * n, rank)) {
+                streams[rank] = gpu.createStream();
+                buffers[rank] = new DeviceBuffer[] {deviceFloats(gpu, COUNT * n, rank), deviceFloats(gpu, COUNT * n, -1),
+                        deviceFloats(gpu, COUNT * n, rank), deviceFloats(gpu, COUNT * n, -1),
+                        deviceFloats(gpu, COUNT * n, rank)};
+            });
+            ranks.each((rank, comm) -> {
+                CudaStream stream = streams[rank];
+                DeviceBuffer send = buffers[rank][0];
+                DeviceBuffer recv = buffers[rank][1];
+                DeviceBuffer inPlace = buffers[rank][2];
+                DeviceBuffer gathered = buffers[rank][3];
+                DeviceBuffer whole = buffers[rank][4];
+                {
                     MemorySegment s = send.segment();
                     MemorySegment r = recv.segment();
 
@@ -111,26 +126,21 @@ class DeviceCollectivesTest {
                     comm.allGather(s, r, COUNT, DataType.FLOAT32, stream);
                     stream.synchronize();
                     assertFloats("allGather", read(r, COUNT * n), i -> value((int) (i / COUNT), i % COUNT));
-                    try (DeviceBuffer gathered = deviceFloats(gpu, COUNT * n, -1)) {
-                        MemorySegment mine = gathered.segment().asSlice(rank * COUNT * 4, COUNT * 4);
-                        Cuda.copy(mine, s.asSlice(0, COUNT * 4));
-                        comm.allGather(mine, gathered.segment(), COUNT, DataType.FLOAT32, stream);
-                        stream.synchronize();
-                        assertFloats("allGather in place", read(gathered.segment(), COUNT * n),
-                                i -> value((int) (i / COUNT), i % COUNT));
-                    }
+                    MemorySegment myBlock = gathered.segment().asSlice(rank * COUNT * 4, COUNT * 4);
+                    stream.copyAsync(myBlock, s.asSlice(0, COUNT * 4));
+                    comm.allGather(myBlock, gathered.segment(), COUNT, DataType.FLOAT32, stream);
+                    stream.synchronize();
+                    assertFloats("allGather in place", read(gathered.segment(), COUNT * n),
+                            i -> value((int) (i / COUNT), i % COUNT));
 
                     comm.reduceScatter(s, r, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
                     stream.synchronize();
                     long base = rank * COUNT;
                     assertFloats("reduceScatter", read(r, COUNT), i -> sum * (float) ((base + i) % 97 + 1));
-                    try (DeviceBuffer whole = deviceFloats(gpu, COUNT * n, rank)) {
-                        MemorySegment mine = whole.segment().asSlice(rank * COUNT * 4, COUNT * 4);
-                        comm.reduceScatter(whole.segment(), mine, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
-                        stream.synchronize();
-                        assertFloats("reduceScatter in place", read(mine, COUNT),
-                                i -> sum * (float) ((base + i) % 97 + 1));
-                    }
+                    MemorySegment mine = whole.segment().asSlice(rank * COUNT * 4, COUNT * 4);
+                    comm.reduceScatter(whole.segment(), mine, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                    stream.synchronize();
+                    assertFloats("reduceScatter in place", read(mine, COUNT), i -> sum * (float) ((base + i) % 97 + 1));
 
                     comm.allToAll(s, r, COUNT, DataType.FLOAT32, stream);
                     stream.synchronize();
@@ -152,8 +162,20 @@ class DeviceCollectivesTest {
                     assertEquals(null, comm.asyncError());
                 }
             });
+        } finally {
+            for (int r = 0; r < n; r++) {
+                if (buffers[r] != null) {
+                    for (DeviceBuffer b : buffers[r]) {
+                        b.close();
+                    }
+                }
+                if (streams[r] != null) {
+                    streams[r].close();
+                }
+            }
         }
     }
+
 
     @ParameterizedTest(name = "{0} ranks, {1}")
     @MethodSource("layouts")

@@ -19,6 +19,11 @@ import java.util.ArrayDeque;
  * comparisons are cyclic, so a slot is reused after {@link #SLOTS} operations without waiting:
  * operations end in order, so a slot's earlier operation has always ended by then.
  *
+ * <p>Staging is pinned once per size class and kept until the communicator closes: freeing CUDA
+ * memory waits for the whole GPU, and, for ranks that are threads of one process on one GPU, that
+ * would wait for another rank's stream, itself waiting for this rank's next collective (NCCL's
+ * users meet the same with {@code cudaFree}).
+ *
  * <p>This is the data path for transports whose memory support is host only (pinned staging);
  * staging costs a device-to-host and a host-to-device copy at PCIe speed, around a collective
  * whose network path is slower.
