@@ -2,7 +2,12 @@ package io.jccl.cli;
 
 import io.jccl.core.Communicator;
 import io.jccl.core.Completion;
+import io.jccl.core.JcclException;
 import io.jccl.core.check.VerifiableData;
+import io.jccl.cuda.Cuda;
+import io.jccl.cuda.CudaDevice;
+import io.jccl.cuda.CudaStream;
+import io.jccl.cuda.DeviceBuffer;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 
@@ -27,7 +32,7 @@ import java.util.Locale;
 final class CollectivePerf {
     /** The options of one run. */
     record Options(PerfCollective collective, long minBytes, long maxBytes, long stepBytes, long stepFactor,
-                   int iters, int warmup, int check, List<DataType> types, List<ReduceOp> ops, int root) {
+                   int iters, int warmup, int check, List<DataType> types, List<ReduceOp> ops, int root, boolean gpu) {
     }
 
     private final Communicator comm;
@@ -40,6 +45,11 @@ final class CollectivePerf {
     private final MemorySegment recvBuffer;
     private final MemorySegment expected;
     private final MemorySegment scalar;
+    /** With -g 1: the buffers the collectives use, on the GPU (the host ones prepare and check the data). */
+    private final DeviceBuffer deviceSend;
+    private final DeviceBuffer deviceRecv;
+    private final CudaStream stream;
+    private final CudaDevice gpu;
     private int errors;
     private double busBwSum;
     private int busBwCount;
@@ -61,6 +71,17 @@ final class CollectivePerf {
         this.recvBuffer = arena.allocate(Math.max(64, most), 4096);
         this.expected = arena.allocate(Math.max(64, most), 4096);
         this.scalar = arena.allocate(8, 8);
+        if (options.gpu()) {
+            gpu = Cuda.device(rank % Cuda.deviceCount());
+            deviceSend = gpu.allocate(sendBuffer.byteSize());
+            deviceRecv = gpu.allocate(recvBuffer.byteSize());
+            stream = gpu.createStream();
+        } else {
+            gpu = null;
+            deviceSend = null;
+            deviceRecv = null;
+            stream = null;
+        }
     }
 
     /**
@@ -95,6 +116,13 @@ final class CollectivePerf {
         if (out != null) {
             out.print(PerfTable.footer(errors, busBwCount == 0 ? 0 : busBwSum / busBwCount, o.collective().program()));
             out.flush();
+        }
+        if (stream != null) {
+            // Every rank is past its last collective: freeing GPU memory waits for no other rank.
+            barrier();
+            stream.close();
+            deviceSend.close();
+            deviceRecv.close();
         }
         arena.close();
         return errors;
@@ -134,7 +162,9 @@ final class CollectivePerf {
 
     private void printPreamble() {
         String line = String.format(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n", rank, 0,
-                ProcessHandle.current().pid(), hostName(), 0, "host", comm.transport() + ", ring " + comm.ringTransport());
+                ProcessHandle.current().pid(), hostName(), gpu == null ? 0 : gpu.ordinal(),
+                gpu == null ? "host" : gpu.pciBusId(), (gpu == null ? "" : gpu.name() + ", ") + comm.transport()
+                        + ", ring " + comm.ringTransport());
         byte[] mine = java.util.Arrays.copyOf(line.getBytes(StandardCharsets.UTF_8), 256);
         MemorySegment local = arena.allocate(256);
         MemorySegment.copy(mine, 0, local, ValueLayout.JAVA_BYTE, 0, 256);
@@ -212,8 +242,11 @@ final class CollectivePerf {
             for (int k = 0; k < o.check(); k++) {
                 long elements = prepare(c, type, op, root, inPlace, rep);
                 issue(c, type, op, root, inPlace).await();
-                long mine = new VerifiableData(type, op, n, rep).countWrong(recvFor(c, type, inPlace), 0, expected, 0,
-                        elements);
+                if (stream != null) {
+                    Cuda.copy(hostRecvFor(c, type, inPlace), recvFor(c, type, inPlace));
+                }
+                long mine = new VerifiableData(type, op, n, rep).countWrong(hostRecvFor(c, type, inPlace), 0, expected,
+                        0, elements);
                 wrong = (long) sum(mine);
                 if (wrong != 0) {
                     errors++;
@@ -241,26 +274,87 @@ final class CollectivePerf {
     /** Fills this rank's input and expected output. @return the elements to compare */
     private long prepare(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace, long seed) {
         VerifiableData data = new VerifiableData(type, op, n, seed);
-        recvBuffer.asSlice(0, c.recv() * type.size()).fill((byte) 0);
-        o.collective().kind.fillInput(data, sendFor(c, type, inPlace), c.param(), rank, n, root);
+        recvBuffer.asSlice(0, Math.max(c.send(), c.recv()) * type.size()).fill((byte) 0);
+        o.collective().kind.fillInput(data, hostSendFor(c, type, inPlace), c.param(), rank, n, root);
+        if (stream != null) {
+            // In place, the input lies in the receive buffer, which spans the larger of the two counts.
+            long span = Math.max(c.send(), c.recv()) * type.size();
+            Cuda.copy(deviceRecv.segment().asSlice(0, span), recvBuffer.asSlice(0, span));
+            if (!inPlace) {
+                long sendBytes = c.send() * type.size();
+                Cuda.copy(deviceSend.segment().asSlice(0, sendBytes), sendBuffer.asSlice(0, sendBytes));
+            }
+        }
         return o.collective().kind.fillExpected(data, expected, c.param(), rank, n, root);
     }
 
+    /** The send buffer the collective uses: on the GPU with -g 1. */
     private MemorySegment sendFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
-        long bytes = c.send() * type.size();
-        return inPlace ? recvBuffer.asSlice(rank * c.sendInPlaceOffset() * type.size(), bytes)
-                : sendBuffer.asSlice(0, bytes);
+        return sendSlice(c, type, inPlace, stream != null ? deviceSend.segment() : sendBuffer,
+                stream != null ? deviceRecv.segment() : recvBuffer);
     }
 
     private MemorySegment recvFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
+        return recvSlice(c, type, inPlace, stream != null ? deviceRecv.segment() : recvBuffer);
+    }
+
+    /** The host buffers that hold the input before it is copied to the GPU, and the output to check. */
+    private MemorySegment hostSendFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
+        return sendSlice(c, type, inPlace, sendBuffer, recvBuffer);
+    }
+
+    private MemorySegment hostRecvFor(PerfCollective.Counts c, DataType type, boolean inPlace) {
+        return recvSlice(c, type, inPlace, recvBuffer);
+    }
+
+    private MemorySegment sendSlice(PerfCollective.Counts c, DataType type, boolean inPlace, MemorySegment send,
+                                    MemorySegment recv) {
+        long bytes = c.send() * type.size();
+        return inPlace ? recv.asSlice(rank * c.sendInPlaceOffset() * type.size(), bytes) : send.asSlice(0, bytes);
+    }
+
+    private MemorySegment recvSlice(PerfCollective.Counts c, DataType type, boolean inPlace, MemorySegment recv) {
         long bytes = c.recv() * type.size();
-        return recvBuffer.asSlice(inPlace ? rank * c.recvInPlaceOffset() * type.size() : 0, bytes);
+        return recv.asSlice(inPlace ? rank * c.recvInPlaceOffset() * type.size() : 0, bytes);
     }
 
     private Completion issue(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+        if (stream != null) {
+            o.collective().kind.issueOnStream(comm, sendFor(c, type, inPlace), recvFor(c, type, inPlace), c.param(),
+                    type, op, root, stream);
+            return streamDone;
+        }
         return o.collective().kind.issue(comm, sendFor(c, type, inPlace), recvFor(c, type, inPlace), c.param(), type,
                 op, root);
     }
+
+    /** With -g 1, what waiting for the last call means: the stream has run everything queued. */
+    private final Completion streamDone = new Completion() {
+        @Override
+        public boolean isDone() {
+            return stream.isIdle();
+        }
+
+        @Override
+        public void await() {
+            stream.synchronize();
+            JcclException e = comm.asyncError();
+            if (e != null) {
+                throw e;
+            }
+        }
+
+        @Override
+        public boolean await(java.time.Duration timeout) {
+            await();
+            return true;
+        }
+
+        @Override
+        public JcclException error() {
+            return comm.asyncError();
+        }
+    };
 
     /** @return the sum of {@code v} over ranks (nccl-tests uses MPI_Allreduce for this) */
     private double sum(double v) {

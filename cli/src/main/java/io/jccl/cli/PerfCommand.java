@@ -75,6 +75,11 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-t", "--nthreads"}, defaultValue = "1", description = "Ranks as threads of this process (default: ${DEFAULT-VALUE}).")
     int threads;
 
+    @Option(names = {"-g", "--ngpus"}, defaultValue = "0", description = "GPUs per rank, as nccl-tests' -g: 1 puts the "
+            + "buffers in GPU memory (rank r on GPU r modulo the GPUs there are) and orders the calls on a CUDA stream; "
+            + "0: host memory (default: ${DEFAULT-VALUE}).")
+    int gpus;
+
     @Spec
     CommandSpec spec;
 
@@ -165,8 +170,14 @@ final class PerfCommand implements Callable<Integer> {
         if (iters < 0 || warmup < 0 || check < 0 || stepFactor < 1) {
             throw new IllegalArgumentException("-n, -w and -c must not be negative, -f must be at least 1");
         }
+        if (gpus < 0 || gpus > 1) {
+            throw new IllegalArgumentException("-g " + gpus + ": a rank drives one GPU (-g 1) or none (-g 0)");
+        }
+        if (gpus == 1 && !io.jccl.cuda.Cuda.isAvailable()) {
+            throw new IllegalArgumentException("-g 1 needs a GPU: " + io.jccl.cuda.Cuda.unavailabilityCause().getMessage());
+        }
         return new CollectivePerf.Options(c, min, max, Math.max(1, Env.parseBytes(stepBytes)), stepFactor, iters,
-                warmup, check, types, ops, root);
+                warmup, check, types, ops, root, gpus == 1);
     }
 
     private static boolean launchedRank() {

@@ -66,6 +66,20 @@ class PerfAndRunCommandTest {
     }
 
     @Test
+    void perfOnGpusSaysInOneLineWhyItCannotRunHereOrWhatItDoesNotTake() {
+        Run r = jccl("perf", "all_reduce", "-b", "1K", "-e", "1K", "-g", "1");
+        if (!io.jccl.cuda.Cuda.isAvailable()) {
+            assertEquals(2, r.exitCode(), r.out() + r.err());
+            assertTrue(r.err().contains("-g 1 needs a GPU: ") && r.err().lines().count() == 1, r.err());
+        } else {
+            assertEquals(0, r.exitCode(), r.out() + r.err());
+        }
+        Run two = jccl("perf", "all_reduce", "-g", "2");
+        assertEquals(2, two.exitCode(), two.out() + two.err());
+        assertTrue(two.err().contains("a rank drives one GPU (-g 1) or none (-g 0)"), two.err());
+    }
+
+    @Test
     void runStartsRanksThatJoinFromTheLauncherVariablesAndPrefixesTheirOutput() {
         Run r = jccl("run", "-np", "3", "io.jccl.cli.examples.HelloAllReduce");
         assertEquals(0, r.exitCode(), r.out() + r.err());

@@ -79,6 +79,28 @@ public enum CollectiveKind {
         };
     }
 
+    /**
+     * Queues the collective on {@code stream} for device buffers (the calls of NCCL with a stream);
+     * complete once the stream has run that far.
+     *
+     * @throws io.jccl.core.JcclException for {@link #SEND_RECV}: a group of stream-ordered sends and
+     *         receives is not supported yet
+     */
+    public void issueOnStream(Communicator comm, MemorySegment send, MemorySegment recv, long count, DataType type,
+                              ReduceOp op, int root, io.jccl.cuda.CudaStream stream) {
+        int rank = comm.rank();
+        switch (this) {
+            case ALL_REDUCE -> comm.allReduce(send, recv, count, type, op, stream);
+            case REDUCE -> comm.reduce(send, rank == root ? recv : null, count, type, op, root, stream);
+            case REDUCE_SCATTER -> comm.reduceScatter(send, recv, count, type, op, stream);
+            case BROADCAST -> comm.broadcast(rank == root ? send : null, recv, count, type, root, stream);
+            case ALL_GATHER -> comm.allGather(send, recv, count, type, stream);
+            case ALL_TO_ALL -> comm.allToAll(send, recv, count, type, stream);
+            case SEND_RECV -> throw io.jccl.core.JcclException.invalidUsage("sendrecv on device buffers needs a group "
+                    + "of stream-ordered sends and receives, which this version does not support");
+        }
+    }
+
     /** Writes this rank's input into {@code send}. */
     public void fillInput(VerifiableData data, MemorySegment send, long count, int rank, int nranks, int root) {
         if (this == BROADCAST && rank != root) {
