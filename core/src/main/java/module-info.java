@@ -6,6 +6,8 @@
 module io.jccl.core {
     requires transitive io.jccl.spi;
     requires transitive io.jccl.cuda;
+    // NCCL's topology XML (NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE)
+    requires java.xml;
     // the vectorised host kernel, used where the JVM has the module (HostKernels)
     requires static jdk.incubator.vector;
 
@@ -13,6 +15,7 @@ module io.jccl.core {
     exports io.jccl.core.config;
     exports io.jccl.core.check;
     exports io.jccl.core.kernel;
+    exports io.jccl.core.topology;
 
     uses io.jccl.spi.NetPlugin;
     uses io.jccl.spi.CollNetPlugin;
