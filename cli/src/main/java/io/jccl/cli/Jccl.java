@@ -10,7 +10,7 @@ import java.util.List;
         mixinStandardHelpOptions = true,
         versionProvider = JcclVersion.class,
         description = "JCCL: NCCL-style network transports in Java.",
-        subcommands = {PluginsCommand.class, PerfCommand.class, RunCommand.class, BenchCommand.class,
+        subcommands = {PluginsCommand.class, PerfCommand.class, RunCommand.class, BenchCommand.class, TopoCommand.class,
                 TckCommand.class, CommandLine.HelpCommand.class})
 public final class Jccl {
 

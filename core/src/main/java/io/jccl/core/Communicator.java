@@ -13,6 +13,10 @@ import io.jccl.core.kernel.MemoryKind;
 import io.jccl.core.kernel.ReductionKernel;
 import io.jccl.core.proxy.IdleStrategy;
 import io.jccl.core.proxy.Proxy;
+import io.jccl.core.topology.NicChoice;
+import io.jccl.core.topology.SysfsTopology;
+import io.jccl.core.topology.Topology;
+import io.jccl.core.topology.TopologyXml;
 import io.jccl.core.transport.Connection;
 import io.jccl.core.transport.ConnectionSetup;
 import io.jccl.core.transport.RecvConnection;
@@ -24,6 +28,7 @@ import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetPlugin;
+import io.jccl.spi.NetProperties;
 import io.jccl.spi.NetResult;
 import io.jccl.spi.ReduceOp;
 import io.jccl.spi.config.Env;
@@ -145,7 +150,7 @@ public final class Communicator implements AutoCloseable {
             this.p2pSend = new SendConnection[nranks];
             this.p2pRecv = new RecvConnection[nranks];
             if (nranks > 1) {
-                made.addAll(connectRings(selection.devices()));
+                made.addAll(connectRings(ringDevices(selection.devices())));
             }
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
@@ -285,12 +290,67 @@ public final class Communicator implements AutoCloseable {
         return agreed;
     }
 
-    private List<Connection> connectRings(int devices) {
+    /**
+     * The transport devices the rings use, as the machine's topology says (NCCL_TOPO_FILE, else
+     * sysfs): those closest to the NUMA node the rank is bound to, or all of them. Writes the
+     * topology to NCCL_TOPO_DUMP_FILE if asked.
+     */
+    private int[] ringDevices(int devices) {
+        String dump = Env.get(CoreConfig.NCCL_TOPO_DUMP_FILE);
+        boolean dumping = dump != null && !dump.isBlank() && rank == Env.getInt(CoreConfig.NCCL_TOPO_DUMP_FILE_RANK, 0);
+        int[] all = new int[Math.max(1, devices)];
+        for (int i = 0; i < all.length; i++) {
+            all[i] = i;
+        }
+        if (devices < 2 && !dumping) {
+            return all;
+        }
+        String file = Env.get(CoreConfig.NCCL_TOPO_FILE);
+        Topology topology;
+        try {
+            topology = file != null && !file.isBlank() ? TopologyXml.read(Path.of(file)) : SysfsTopology.detect();
+        } catch (IllegalArgumentException | UncheckedIOException e) {
+            throw JcclException.invalidArgument(CoreConfig.NCCL_TOPO_FILE + ": " + e.getMessage());
+        }
+        if (dumping) {
+            try {
+                TopologyXml.write(topology, Path.of(dump));
+                log.info(LogSubsystem.INIT, "rank %d: wrote the topology to %s", rank, dump);
+            } catch (UncheckedIOException e) {
+                log.warn("rank %d: %s: %s", rank, CoreConfig.NCCL_TOPO_DUMP_FILE, e.getMessage());
+            }
+        }
+        if (devices < 2) {
+            return all;
+        }
+        List<NicChoice.Device> known = new ArrayList<>();
+        for (int d = 0; d < devices; d++) {
+            try {
+                NetProperties p = net.getProperties(d);
+                known.add(new NicChoice.Device(d, p.name(), p.pciPath()));
+            } catch (NetException e) {
+                return all;
+            }
+        }
+        int numa = NicChoice.boundNumaNode();
+        int[] chosen = NicChoice.devicesFor(topology, known, numa);
+        if (chosen.length < devices) {
+            StringBuilder names = new StringBuilder();
+            for (int d : chosen) {
+                names.append(names.isEmpty() ? "" : ", ").append(known.get(d).name());
+            }
+            log.info(LogSubsystem.INIT, "rank %d: bound to NUMA node %d: rings use its closest NICs: %s", rank, numa,
+                    names);
+        }
+        return chosen;
+    }
+
+    private List<Connection> connectRings(int[] devices) {
         int next = (rank + 1) % nranks;
         int prev = (rank - 1 + nranks) % nranks;
         List<ConnectionSetup.Request> requests = new ArrayList<>();
         for (int c = 0; c < channels; c++) {
-            int dev = c % devices;
+            int dev = devices[c % devices.length];
             requests.add(new ConnectionSetup.Request(prev, false, dev, stepBytes, RING_TAG + c,
                     "channel " + c + " recv from rank " + prev, onThisHost(prev)));
             requests.add(new ConnectionSetup.Request(next, true, dev, stepBytes, RING_TAG + c,

@@ -144,6 +144,21 @@ public final class CoreConfig {
                     + "/usr/local/cuda*/lib64 and targets/x86_64-linux/lib.")
     public static final String JCCL_NVRTC_LIBRARY = io.jccl.cuda.Nvrtc.JCCL_NVRTC_LIBRARY;
 
+    // ---- Topology
+
+    @EnvVar(defaultValue = "",
+            description = "NCCL's topology XML to use instead of reading sysfs (a dump from NCCL_TOPO_DUMP_FILE, "
+                    + "JCCL's or NCCL's). It decides which NICs a rank bound to one NUMA node uses.")
+    public static final String NCCL_TOPO_FILE = "NCCL_TOPO_FILE";
+
+    @EnvVar(defaultValue = "",
+            description = "Where to write the topology a communicator detected, as NCCL's XML (by the rank "
+                    + "NCCL_TOPO_DUMP_FILE_RANK names).")
+    public static final String NCCL_TOPO_DUMP_FILE = "NCCL_TOPO_DUMP_FILE";
+
+    @EnvVar(defaultValue = "0", description = "The rank that writes NCCL_TOPO_DUMP_FILE.")
+    public static final String NCCL_TOPO_DUMP_FILE_RANK = "NCCL_TOPO_DUMP_FILE_RANK";
+
     /** {@code NCCL_STEPS}: slots per connection. A constant in NCCL too. */
     public static final int NCCL_STEPS = 8;
     /** The most channels a communicator may use. */
