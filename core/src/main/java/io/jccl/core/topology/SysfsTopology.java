@@ -44,7 +44,33 @@ public final class SysfsTopology {
     public static Topology detect(Path sys) {
         SysfsTopology t = new SysfsTopology(sys);
         t.scan();
+        if (sys.equals(Path.of("/sys"))) {
+            t.fillFromCuda();
+        }
         return new Topology(t.system);
+    }
+
+    /**
+     * Gives each GPU CUDA's device number and compute capability ({@code dev}, {@code sm}), as NCCL
+     * does from NVML, where the CUDA driver is there; sysfs alone knows neither.
+     */
+    private void fillFromCuda() {
+        if (!io.jccl.cuda.Cuda.isAvailable()) {
+            return;
+        }
+        try {
+            for (int d = 0; d < io.jccl.cuda.Cuda.deviceCount(); d++) {
+                io.jccl.cuda.CudaDevice gpu = io.jccl.cuda.Cuda.device(d);
+                TopoNode pci = pciByBusId.get(gpu.pciBusId().toLowerCase(Locale.ROOT));
+                TopoNode node = pci == null ? null : pci.child("gpu");
+                if (node != null) {
+                    node.set("dev", Integer.toString(d))
+                            .set("sm", gpu.computeCapability().replace(".", ""));
+                }
+            }
+        } catch (RuntimeException e) {
+            // A driver that answers badly leaves the sysfs numbering: the topology is still right.
+        }
     }
 
     private void scan() {
