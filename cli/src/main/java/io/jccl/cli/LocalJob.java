@@ -42,6 +42,22 @@ final class LocalJob {
      */
     static int run(List<String> javaArgs, int ranks, boolean prefixRankZero, PrintStream out, PrintStream err)
             throws IOException, InterruptedException {
+        return run(javaArgs, ranks, List.of(), prefixRankZero, out, err);
+    }
+
+    /**
+     * @param hosts network namespaces standing for hosts ({@code bench/netns/hosts.sh up N} makes
+     *              them), ranks placed in blocks ({@code ranks / hosts} consecutive ranks a host), each
+     *              host its own {@code NCCL_HOSTID} (shared memory inside, the network between), rank 0's
+     *              host address the {@code MASTER_ADDR}; empty: every rank here, on loopback
+     * @throws IllegalArgumentException if a host is not a network namespace here
+     */
+    static int run(List<String> javaArgs, int ranks, List<String> hosts, boolean prefixRankZero, PrintStream out,
+                   PrintStream err) throws IOException, InterruptedException {
+        String master = InetAddress.getLoopbackAddress().getHostAddress();
+        if (!hosts.isEmpty()) {
+            master = NetnsHosts.address(hosts.get(0));
+        }
         String secret = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         int port = freePort();
         List<Process> processes = new ArrayList<>();
@@ -50,15 +66,25 @@ final class LocalJob {
         Runtime.getRuntime().addShutdownHook(stopAll);
         try {
             for (int r = 0; r < ranks; r++) {
-                List<String> command = new ArrayList<>(javaCommand());
+                List<String> command = new ArrayList<>();
+                int host = hosts.isEmpty() ? 0 : (int) ((long) r * hosts.size() / ranks);
+                int first = hosts.isEmpty() ? 0 : firstRankOf(host, hosts.size(), ranks);
+                int onHost = hosts.isEmpty() ? ranks : firstRankOf(host + 1, hosts.size(), ranks) - first;
+                if (!hosts.isEmpty()) {
+                    command.addAll(List.of("ip", "netns", "exec", hosts.get(host)));
+                }
+                command.addAll(javaCommand());
                 command.addAll(javaArgs);
                 ProcessBuilder pb = new ProcessBuilder(command);
                 Map<String, String> env = pb.environment();
                 env.put(CoreConfig.RANK, String.valueOf(r));
                 env.put(CoreConfig.WORLD_SIZE, String.valueOf(ranks));
-                env.put("LOCAL_RANK", String.valueOf(r));
-                env.put("LOCAL_WORLD_SIZE", String.valueOf(ranks));
-                env.put(CoreConfig.MASTER_ADDR, InetAddress.getLoopbackAddress().getHostAddress());
+                env.put("LOCAL_RANK", String.valueOf(r - first));
+                env.put("LOCAL_WORLD_SIZE", String.valueOf(onHost));
+                if (!hosts.isEmpty()) {
+                    env.put(CoreConfig.NCCL_HOSTID, hosts.get(host));
+                }
+                env.put(CoreConfig.MASTER_ADDR, master);
                 env.put(CoreConfig.MASTER_PORT, String.valueOf(port));
                 env.put(CoreConfig.JCCL_COMM_SECRET, secret);
                 env.remove(CoreConfig.NCCL_COMM_ID);
@@ -137,6 +163,16 @@ final class LocalJob {
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /** @return the first rank placed on {@code host} of {@code hosts}, ranks in blocks */
+    static int firstRankOf(int host, int hosts, int ranks) {
+        for (int r = 0; r < ranks; r++) {
+            if ((long) r * hosts / ranks >= host) {
+                return r;
+            }
+        }
+        return ranks;
     }
 
     private static int freePort() throws IOException {

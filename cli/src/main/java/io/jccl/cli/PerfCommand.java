@@ -75,6 +75,11 @@ final class PerfCommand implements Callable<Integer> {
     @Option(names = {"-t", "--nthreads"}, defaultValue = "1", description = "Ranks as threads of this process (default: ${DEFAULT-VALUE}).")
     int threads;
 
+    @Option(names = "--hosts", paramLabel = "NS[,NS...]", split = ",",
+            description = "With -np: start the ranks in these network namespaces, one per host (bench/netns/hosts.sh), "
+                    + "in blocks; shared memory inside a host, the network between hosts.")
+    List<String> hosts = new ArrayList<>();
+
     @Option(names = {"-g", "--ngpus"}, defaultValue = "0", description = "GPUs per rank, as nccl-tests' -g: 1 puts the "
             + "buffers in GPU memory (rank r on GPU r modulo the GPUs there are) and orders the calls on a CUDA stream; "
             + "0: host memory (default: ${DEFAULT-VALUE}).")
@@ -102,8 +107,12 @@ final class PerfCommand implements Callable<Integer> {
             List<String> javaArgs = new ArrayList<>(List.of("-cp", System.getProperty("java.class.path"),
                     Jccl.class.getName()));
             javaArgs.addAll(withoutProcesses(spec.commandLine().getParseResult().originalArgs()));
-            int status = LocalJob.run(javaArgs, processes, false, System.out, System.err);
-            return status;
+            try {
+                return LocalJob.run(javaArgs, processes, hosts, false, System.out, System.err);
+            } catch (IllegalArgumentException e) {
+                System.err.println("jccl perf: " + e.getMessage());
+                return 2;
+            }
         }
         try {
             if (launched) {

@@ -30,6 +30,12 @@ final class RunCommand implements Callable<Integer> {
             description = "Number of ranks (default: ${DEFAULT-VALUE}).")
     int ranks;
 
+    @Option(names = "--hosts", paramLabel = "NS[,NS...]", split = ",",
+            description = "Start the ranks in these network namespaces, one per host (bench/netns/hosts.sh up N makes "
+                    + "them), in blocks of consecutive ranks; each host its own NCCL_HOSTID: shared memory inside a "
+                    + "host, the network between hosts.")
+    List<String> hosts = new ArrayList<>();
+
     @Parameters(index = "0", paramLabel = "MAIN", description = "A main class (on JCCL_CLASSPATH), or a jar with a Main-Class.")
     String target;
 
@@ -64,6 +70,11 @@ final class RunCommand implements Callable<Integer> {
         javaArgs.add(classPath);
         javaArgs.add(mainClass);
         javaArgs.addAll(args);
-        return LocalJob.run(javaArgs, ranks, true, System.out, System.err);
+        try {
+            return LocalJob.run(javaArgs, ranks, hosts, true, System.out, System.err);
+        } catch (IllegalArgumentException e) {
+            System.err.println("jccl run: " + e.getMessage());
+            return 2;
+        }
     }
 }
