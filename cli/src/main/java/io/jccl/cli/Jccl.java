@@ -19,7 +19,28 @@ public final class Jccl {
         CommandLine cl = new CommandLine(new Jccl()).setCaseInsensitiveEnumValuesAllowed(true);
         // Everything after `jccl run ... MAIN` belongs to the program, options included.
         cl.getSubcommands().get("run").setStopAtPositional(true);
+        cl.setExecutionExceptionHandler(Jccl::oneLine);
         return cl;
+    }
+
+    /**
+     * What escapes a command: one line naming the command and the problem (a bad setting such as
+     * {@code NCCL_BUFFSIZE=abc} says what it accepts), exit status 2 for bad input and 1 otherwise;
+     * the stack trace only where {@code NCCL_DEBUG} asks for INFO or TRACE.
+     */
+    static int oneLine(Exception e, CommandLine cl, CommandLine.ParseResult parsed) {
+        String command = parsed.subcommand() != null ? "jccl " + parsed.subcommand().commandSpec().name() : "jccl";
+        String message = e.getMessage() == null ? e.toString() : e.getMessage();
+        cl.getErr().println(command + ": " + message.lines().findFirst().orElse(message));
+        String debug = System.getenv("NCCL_DEBUG");
+        if (debug != null && (debug.equalsIgnoreCase("INFO") || debug.equalsIgnoreCase("TRACE"))) {
+            e.printStackTrace(cl.getErr());
+        }
+        cl.getErr().flush();
+        boolean badInput = e instanceof IllegalArgumentException
+                || e instanceof io.jccl.core.JcclException j && (j.result() == io.jccl.spi.NetResult.INVALID_ARGUMENT
+                        || j.result() == io.jccl.spi.NetResult.INVALID_USAGE);
+        return badInput ? 2 : 1;
     }
 
     /**

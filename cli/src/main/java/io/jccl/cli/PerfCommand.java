@@ -97,7 +97,19 @@ final class PerfCommand implements Callable<Integer> {
             System.err.println("jccl perf: " + e.getMessage());
             return 2;
         }
+        if (processes < 1 || threads < 1) {
+            System.err.println("jccl perf: -np " + processes + " -t " + threads + ": the number of ranks (processes or "
+                    + "threads) must be at least 1");
+            return 2;
+        }
         boolean launched = launchedRank();
+        if (!launched) {
+            String tooLarge = memoryCheck(options, Math.max(processes, threads));
+            if (tooLarge != null) {
+                System.err.println("jccl perf: " + tooLarge);
+                return 2;
+            }
+        }
         if (processes > 1 && !launched) {
             if (threads > 1) {
                 System.err.println("jccl perf: use -np (processes) or -t (threads), not both");
@@ -187,6 +199,41 @@ final class PerfCommand implements Callable<Integer> {
         }
         return new CollectivePerf.Options(c, min, max, Math.max(1, Env.parseBytes(stepBytes)), stepFactor, iters,
                 warmup, check, types, ops, root, gpus == 1);
+    }
+
+    /**
+     * @return why the buffers of {@code ranks} local ranks cannot fit in this machine's available
+     *         memory, or null: each rank holds three host buffers (send, receive, expected) of the
+     *         largest size, so a run that would be killed for memory is refused before any rank starts
+     */
+    static String memoryCheck(CollectivePerf.Options o, int ranks) {
+        long perRank = 0;
+        for (DataType t : o.types()) {
+            PerfCollective.Counts c = o.collective().counts(o.maxBytes(), t.size(), ranks);
+            perRank = Math.max(perRank, Math.max(c.send(), c.recv()) * t.size());
+        }
+        long needed = 3 * perRank * ranks;
+        long available = availableMemory();
+        if (available > 0 && needed > available) {
+            return String.format(java.util.Locale.ROOT, "-e %s with %d ranks needs %.1f GiB of host memory (3 buffers of "
+                            + "%.1f GiB a rank); this machine has %.1f GiB available: use a smaller -e or fewer ranks",
+                    o.maxBytes(), ranks, needed / 1073741824.0, perRank / 1073741824.0, available / 1073741824.0);
+        }
+        return null;
+    }
+
+    /** @return MemAvailable of /proc/meminfo in bytes, or 0 if unknown */
+    private static long availableMemory() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/meminfo"))) {
+                if (line.startsWith("MemAvailable:")) {
+                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return 0;
+        }
+        return 0;
     }
 
     private static boolean launchedRank() {

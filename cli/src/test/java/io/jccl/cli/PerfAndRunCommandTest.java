@@ -66,6 +66,37 @@ class PerfAndRunCommandTest {
     }
 
     @Test
+    void badRankCountsAndSizesThatCannotFitAreRefusedInOneLineBeforeAnyRankStarts() {
+        Run none = jccl("perf", "all_reduce", "-b", "8", "-e", "8", "-np", "0");
+        assertEquals(2, none.exitCode(), none.out() + none.err());
+        assertEquals("jccl perf: -np 0 -t 1: the number of ranks (processes or threads) must be at least 1",
+                none.err().strip());
+        Run huge = jccl("perf", "all_reduce", "-b", "64T", "-e", "64T", "-np", "2");
+        assertEquals(2, huge.exitCode(), huge.out() + huge.err());
+        assertTrue(huge.err().startsWith("jccl perf: -e 70368744177664 with 2 ranks needs ")
+                && huge.err().contains("GiB available") && huge.err().strip().lines().count() == 1, huge.err());
+        assertTrue(huge.out().isEmpty(), "no rank started: " + huge.out());
+    }
+
+    @Test
+    void anErrorThatEscapesACommandIsOneLineWithStatus2ForBadInput() {
+        java.io.StringWriter err = new java.io.StringWriter();
+        picocli.CommandLine cl = Jccl.commandLine();
+        cl.setErr(new java.io.PrintWriter(err, true));
+        picocli.CommandLine.ParseResult parsed = cl.parseArgs("perf", "all_reduce");
+        int rc = Jccl.oneLine(new IllegalArgumentException("NCCL_BUFFSIZE=abc is not a size such as 4096, 512K, 4M or 1G"),
+                cl, parsed);
+        assertEquals(2, rc);
+        // (a stack trace follows only where NCCL_DEBUG asks for INFO or TRACE)
+        assertEquals("jccl perf: NCCL_BUFFSIZE=abc is not a size such as 4096, 512K, 4M or 1G",
+                err.toString().lines().findFirst().orElse(""));
+        java.io.StringWriter err2 = new java.io.StringWriter();
+        cl.setErr(new java.io.PrintWriter(err2, true));
+        assertEquals(1, Jccl.oneLine(new IllegalStateException("broken\nsecond line"), cl, parsed));
+        assertEquals("jccl perf: broken", err2.toString().lines().findFirst().orElse(""));
+    }
+
+    @Test
     void perfOnGpusSaysInOneLineWhyItCannotRunHereOrWhatItDoesNotTake() {
         Run r = jccl("perf", "all_reduce", "-b", "1K", "-e", "1K", "-g", "1");
         if (!io.jccl.cuda.Cuda.isAvailable()) {
