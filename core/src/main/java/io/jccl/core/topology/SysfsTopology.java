@@ -21,6 +21,8 @@ import java.util.regex.Pattern;
  * whose path reaches the root complex belongs to the CPU of its {@code numa_node}.
  */
 public final class SysfsTopology {
+    /** What NCCL assumes of a NIC that does not tell its speed: 10 Gb/s. */
+    static final long UNKNOWN_SPEED = 10_000;
     private static final Pattern BDF = Pattern.compile("\\p{XDigit}{4}:\\p{XDigit}{2}:\\p{XDigit}{2}\\.\\p{XDigit}");
 
     private final Path sys;
@@ -146,11 +148,14 @@ public final class SysfsTopology {
                 continue; // virtual, or the Ethernet face of an InfiniBand device already listed
             }
             String speed = read(n.resolve("speed"));
-            long mbps = 0;
+            long mbps;
             try {
-                mbps = speed == null ? 0 : Math.max(0, Long.parseLong(speed));
+                mbps = speed == null ? UNKNOWN_SPEED : Long.parseLong(speed);
             } catch (NumberFormatException e) {
-                mbps = 0;
+                mbps = UNKNOWN_SPEED;
+            }
+            if (mbps <= 0) {
+                mbps = UNKNOWN_SPEED; // virtio and other virtual NICs report -1
             }
             ports.computeIfAbsent(pci, k -> new ArrayList<>()).add(new String[] {
                     n.getFileName().toString(), Long.toString(mbps), "1"});

@@ -96,7 +96,7 @@ public final class TopologyXml {
             "pci", new String[] {"busid", "class", "vendor", "device", "subsystem_vendor", "subsystem_device",
                 "link_speed", "link_width"},
             "gpu", new String[] {"dev", "sm", "rank", "gdr"},
-            "net", new String[] {"name", "dev", "speed", "port", "latency", "guid", "maxconn", "gdr", "coll"},
+            "net", new String[] {"name", "dev", "latency", "speed", "port", "guid", "maxconn", "gdr", "coll"},
             "nvlink", new String[] {"target", "count", "tclass"});
 
     /** Writes {@code topology} as NCCL's XML, two spaces per level. */

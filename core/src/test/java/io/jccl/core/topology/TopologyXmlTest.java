@@ -84,6 +84,23 @@ class TopologyXmlTest {
     }
 
     @Test
+    void aDumpThatNcclItselfWroteLoadsAndIsWrittenBackUnchanged() throws IOException {
+        // NCCL 2.28.9's NCCL_TOPO_DUMP_FILE on an H100 VM (2026-11-23): a GPU, and a virtio NIC that
+        // NCCL hangs under the CPU (its sysfs path ends in virtio2, not in a PCI address).
+        String name = "nccl-2.28.9-h100-vm.xml";
+        String text;
+        try (InputStream in = TopologyXmlTest.class.getResourceAsStream(name)) {
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+        Topology t = TopologyXml.read(new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)), name);
+        assertEquals(1, t.gpus().size());
+        assertEquals("90", t.gpus().get(0).get("sm"));
+        assertEquals(PathType.PHB, t.path(t.gpus().get(0), t.net("eth0")));
+        assertEquals("eth0", t.nicsForGpus().get(t.gpus().get(0)).get("name"));
+        assertEquals(text, TopologyXml.toXml(t));
+    }
+
+    @Test
     void aFileThatIsNotATopologySaysWhereAndWhyInOneLine(@TempDir Path dir) throws IOException {
         Path broken = Files.writeString(dir.resolve("broken.xml"), "<system version=\"1\">\n  <cpu numaid=\"0\">\n</system>\n");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> TopologyXml.read(broken));
