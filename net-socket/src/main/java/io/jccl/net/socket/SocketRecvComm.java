@@ -132,6 +132,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return r;
     }
 
+    /** @return receives whose CTS is held back (for tests) */
+    int heldBackCts() {
+        return (int) (requestTail - announcedTail);
+    }
+
     /** @return the bytes of the CTS frames not yet written */
     private int unannouncedBytes() {
         int bytes = 0;
@@ -233,11 +238,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                     || size < 0) {
                 throw protocolError("DATA for receive " + seq + " buffer " + buffer + " that is not waiting for one");
             }
-            if (size > Wire.EAGER_SLOT_BYTES && !streaming) {
+            boolean large = size > Wire.EAGER_SLOT_BYTES;
+            if (large && !streaming) {
                 // Large messages from now on: the sender waits for each CTS, so hold none back.
-                streaming = true;
                 ctsWanted = true;
             }
+            streaming = large;
             if ((flags & Wire.FLAG_OVERSIZE) != 0) {
                 in.consume(Wire.DATA_HEADER);
                 r.error = NetException.invalidUsage(peer + " sent " + size + " bytes to a "

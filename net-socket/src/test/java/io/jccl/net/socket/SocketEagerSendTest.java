@@ -154,14 +154,19 @@ class SocketEagerSendTest {
             Wired w = new Wired(lo, 1 << 20);
             // Receives posted ahead, one at a time as NCCL's proxy does: every send finds credit.
             int rounds = 200;
+            int heldBack = 0;
             for (int i = 0; i < rounds; i++) {
                 NetRequest r = lo.recv(w.pair.recv(), w.dst.asSlice(0, 64), 0, w.rm);
+                heldBack = Math.max(heldBack, ((SocketRecvComm) w.pair.recv()).heldBackCts());
                 w.src.set(ValueLayout.JAVA_INT, 0, i);
                 NetRequest s = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
                 assertNotNull(s, "round " + i + ": a small send never waits for a held-back CTS");
                 lo.awaitAll(s, r);
                 assertEquals(i, w.dst.get(ValueLayout.JAVA_INT, 0));
             }
+            // The first receive's CTS went at once (a connection starts as if messages were large);
+            // the first small message, although it came as DATA, switched the receiver to holding back.
+            assertEquals(SocketRecvComm.CTS_BATCH - 1, heldBack, "CTS frames held back up to a batch");
             // Then a large message: its CTS is held back; the sender asks for it (WANT) and gets it
             // once the receiver is next called, as NCCL's proxy calls test on its pending receives.
             NetRequest r = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
