@@ -28,6 +28,8 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 final class LivenessWatch implements AutoCloseable {
     /** The heartbeat byte. Its value only tells a heartbeat from stray bytes in a packet capture. */
     private static final byte BEAT = (byte) 0xB7;
+    /** A sender waiting for a CTS frame the receiver holds back (see {@link SocketRecvComm#wantFromWatch}). */
+    static final byte WANT = (byte) 0xC7;
 
     private final Selector selector;
     private final Thread thread;
@@ -106,11 +108,18 @@ final class LivenessWatch implements AutoCloseable {
         try {
             int total = 0;
             int n;
+            boolean want = false;
             while ((n = ((SocketChannel) key.channel()).read(inbound.clear())) > 0) {
                 total += n;
+                for (int i = 0; i < n && !want; i++) {
+                    want = inbound.get(i) == WANT;
+                }
             }
             if (total > 0) {
                 c.heard(System.nanoTime());
+            }
+            if (want && c instanceof SocketRecvComm r) {
+                r.wantFromWatch();
             }
             if (n < 0) {
                 key.cancel();

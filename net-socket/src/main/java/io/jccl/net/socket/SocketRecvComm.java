@@ -84,7 +84,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return false;
     }
 
-    RecvRequest irecv(int n, MemorySegment[] data, int[] tags, MemoryHandle[] mhandles) throws NetException {
+    // irecv and test hold this comm's monitor (uncontended but for wantFromWatch): the liveness thread
+    // may write held-back CTS frames for a sender that waits while this comm's caller is not calling.
+
+    synchronized RecvRequest irecv(int n, MemorySegment[] data, int[] tags, MemoryHandle[] mhandles)
+            throws NetException {
         checkUsable();
         if (n < 1 || n > SocketDevices.MAX_RECVS) {
             throw NetException.internalError("irecv of " + n + " buffers; JcclSocket takes 1 to "
@@ -132,6 +136,26 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return r;
     }
 
+    /**
+     * The sender waits for a CTS (it wrote a WANT byte on the liveness socket too): writes the CTS
+     * frames held back now, or the next one at once. So a caller that posts a receive and then only
+     * retries its send, never calling this comm, still gets its CTS. Liveness thread.
+     */
+    synchronized void wantFromWatch() {
+        if (isClosed() || failure() != null) {
+            return;
+        }
+        try {
+            if (announcedTail < requestTail) {
+                announce();
+            } else {
+                ctsWanted = true;
+            }
+        } catch (IOException e) {
+            fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
+        }
+    }
+
     /** @return receives whose CTS is held back (for tests) */
     int heldBackCts() {
         return (int) (requestTail - announcedTail);
@@ -163,7 +187,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         out.flush();
     }
 
-    boolean test(RecvRequest r, int[] sizes) throws NetException {
+    synchronized boolean test(RecvRequest r, int[] sizes) throws NetException {
         if (!r.active) {
             throw NetException.internalError("test of a JcclSocket receive that is not in flight (already reported done?)");
         }

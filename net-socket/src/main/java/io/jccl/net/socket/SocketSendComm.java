@@ -38,6 +38,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
     /** A WANT went out and no CTS has come since: one is enough. */
     private boolean wantSent;
+    /** The WANT byte for the liveness socket, where the peer's liveness thread sees it at once. */
+    private final ByteBuffer wantByte = ByteBuffer.allocateDirect(1).put(0, LivenessWatch.WANT);
     private long eagerHead;
     private long eagerTail;
     private final int eagerLimit;
@@ -182,6 +184,13 @@ final class SocketSendComm extends SocketComm implements SendComm {
             out.flush();
         } catch (IOException e) {
             fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
+        }
+        try {
+            // Also on the liveness socket: the receiver's liveness thread answers even if its caller
+            // does not call the receiving comm. A full socket (a frozen peer) takes nothing: no matter.
+            liveness.write(wantByte.clear());
+        } catch (IOException e) {
+            // The liveness thread reports a broken liveness socket.
         }
     }
 

@@ -37,7 +37,10 @@ package io.jccl.net.socket;
  * <pre>
  * WANT  u8 type=4, 15 bytes 0
  * </pre>
- * and the receiver then writes what it holds, or the next CTS at once.
+ * and the receiver then writes what it holds, or the next CTS at once. The sender also writes one
+ * byte 0xC7 on the liveness socket, whose reader on the receiving side (the liveness thread) writes
+ * the held-back frames itself: a caller that posts a receive and then only retries its send, never
+ * calling the receiving comm again, is not left waiting.
  */
 final class Wire {
     static final byte CTS = 1;

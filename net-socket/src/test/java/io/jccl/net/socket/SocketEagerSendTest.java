@@ -188,6 +188,27 @@ class SocketEagerSendTest {
     }
 
     @Test
+    void aSenderThatOnlyRetriesGetsItsHeldBackCtsWithoutTheReceiverBeingCalled() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            Wired w = new Wired(lo, 1 << 20);
+            NetRequest r1 = lo.recv(w.pair.recv(), w.dst.asSlice(0, 64), 0, w.rm);
+            NetRequest s1 = lo.send(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
+            lo.awaitAll(s1, r1); // a small message: the receiver now holds its CTS frames back
+            NetRequest r2 = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
+            assertEquals(1, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the large receive's CTS is held back");
+            w.src.set(ValueLayout.JAVA_INT, 1000, 31337);
+            // Only isend is retried here, as a single-threaded caller might: the WANT byte on the
+            // liveness socket makes the receiver's liveness thread write the CTS.
+            long start = System.nanoTime();
+            NetRequest s2 = lo.send(w.pair.send(), w.src.asSlice(0, 512 << 10), 0, w.sm);
+            assertTrue(System.nanoTime() - start < 5_000_000_000L, "the CTS came within 5 s");
+            int[][] sizes = lo.awaitAll(s2, r2);
+            assertEquals(512 << 10, sizes[1][0]);
+            assertEquals(31337, w.dst.get(ValueLayout.JAVA_INT, 1000));
+        }
+    }
+
+    @Test
     void largeSendsStillWaitForTheirReceive() throws NetException {
         try (Loopback lo = new Loopback()) {
             Loopback.Pair p = lo.pair();
