@@ -84,7 +84,7 @@ public final class StagedCall implements StreamGate {
             enqueued = true;
         } catch (RuntimeException e) {
             enqueueFailure = e;
-            abandon();
+            retireAfterQueuedWork();
             throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, what + " could not be queued on its CUDA stream: "
                     + e.getMessage(), e);
         }
@@ -92,24 +92,19 @@ public final class StagedCall implements StreamGate {
 
     /** The operation was not issued: nothing waits on this call; its staging is freed after the copies in. */
     public void cancel() {
+        retireAfterQueuedWork();
+    }
+
+    /**
+     * Marks where the stream's work for this call ends, so its staging is reused after it; if the
+     * stream takes nothing more, no copy of it will run and the staging is dropped.
+     */
+    private void retireAfterQueuedWork() {
         try {
             end = stream.record();
         } catch (RuntimeException e) {
-            abandon();
+            abandoned = true;
         }
-    }
-
-    private void abandon() {
-        CudaEvent e = end;
-        if (e == null) {
-            try {
-                end = stream.record();
-                return;
-            } catch (RuntimeException ignored) {
-                // The stream is unusable: its copies into staging will not run.
-            }
-        }
-        abandoned = true;
     }
 
     // ---- StreamGate, proxy thread

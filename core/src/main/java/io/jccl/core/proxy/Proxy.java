@@ -335,13 +335,11 @@ public final class Proxy {
         Operation op;
         while ((op = submissions.poll()) != null) {
             running.addLast(op); // first: if starting throws, the failure reaches it
-            boolean first = unstarted.isEmpty();
-            unstarted.addLast(op);
-            if (first) {
+            if (unstarted.isEmpty()) {
                 op.start(now);
-                if (op.started()) {
-                    unstarted.pollLast();
-                }
+            }
+            if (!op.started()) {
+                unstarted.addLast(op);
             }
             work++;
         }
