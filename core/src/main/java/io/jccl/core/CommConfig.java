@@ -46,9 +46,15 @@ public final class CommConfig {
     private final ProxyIdle proxyIdle;
     private final boolean callerProgress;
     private final boolean sharedMemory;
+    private final long lowLatencyBytes;
     private final String hostId;
     private final NetLogger logger;
     private final Supplier<NetPluginDiscovery> discovery;
+
+    /** JCCL_LL_THRESHOLD's default. */
+    static final long DEFAULT_LL_BYTES = 16 << 10;
+    /** The largest LL threshold: a board holds two areas of it per rank. */
+    static final long MAX_LL_BYTES = 1 << 20;
 
     private CommConfig(Builder b) {
         this.netName = b.netName;
@@ -60,6 +66,7 @@ public final class CommConfig {
         this.proxyIdle = b.proxyIdle;
         this.callerProgress = b.callerProgress;
         this.sharedMemory = b.sharedMemory;
+        this.lowLatencyBytes = b.lowLatencyBytes;
         this.hostId = b.hostId;
         this.logger = b.logger;
         this.discovery = b.discovery;
@@ -123,6 +130,14 @@ public final class CommConfig {
         return sharedMemory;
     }
 
+    /**
+     * @return the largest contribution a collective sends with the LL protocol (on the calling
+     *         thread, in one step); 0 when LL is off ({@code NCCL_PROTO}, {@code JCCL_LL_THRESHOLD})
+     */
+    public long lowLatencyBytes() {
+        return lowLatencyBytes;
+    }
+
     /** @return this rank's host id ({@code NCCL_HOSTID}), or {@code null} for the host name and boot id */
     public String hostId() {
         return hostId;
@@ -143,7 +158,7 @@ public final class CommConfig {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
                 + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
-                + ", sharedMemory=" + sharedMemory + "]";
+                + ", sharedMemory=" + sharedMemory + ", lowLatencyBytes=" + lowLatencyBytes + "]";
     }
 
     /** Builds a {@link CommConfig}; starts from the environment's values. */
@@ -157,6 +172,7 @@ public final class CommConfig {
         private ProxyIdle proxyIdle;
         private boolean callerProgress;
         private boolean sharedMemory;
+        private long lowLatencyBytes;
         private String hostId;
         private NetLogger logger;
         private Supplier<NetPluginDiscovery> discovery = NetPluginDiscovery::load;
@@ -191,8 +207,45 @@ public final class CommConfig {
             int shmOff = Env.getInt(CoreConfig.NCCL_SHM_DISABLE, 0);
             check(shmOff == 0 || shmOff == 1, CoreConfig.NCCL_SHM_DISABLE + "=" + shmOff + " is not 0 or 1");
             sharedMemory = shmOff == 0;
+            long ll = Env.getBytes(CoreConfig.JCCL_LL_THRESHOLD, DEFAULT_LL_BYTES);
+            check(ll >= 0 && ll <= MAX_LL_BYTES, CoreConfig.JCCL_LL_THRESHOLD + "=" + ll + " is outside 0 .. "
+                    + MAX_LL_BYTES);
+            lowLatencyBytes = protocolAllowsLowLatency(Env.get(CoreConfig.NCCL_PROTO)) ? ll : 0;
             String id = Env.get(CoreConfig.NCCL_HOSTID);
             hostId = id == null || id.isBlank() ? null : id;
+        }
+
+        /**
+         * NCCL_PROTO: a list of protocols to use, or {@code ^} and a list to leave out; names are
+         * LL, LL128 and Simple, in any case.
+         *
+         * @return whether it allows LL
+         */
+        static boolean protocolAllowsLowLatency(String proto) {
+            if (proto == null || proto.isBlank()) {
+                return true;
+            }
+            String list = proto.strip();
+            boolean exclude = list.startsWith("^");
+            boolean named = false;
+            for (String p : (exclude ? list.substring(1) : list).split(",")) {
+                String name = p.strip();
+                if (!name.equalsIgnoreCase("LL") && !name.equalsIgnoreCase("LL128") && !name.equalsIgnoreCase("Simple")) {
+                    throw new IllegalArgumentException(CoreConfig.NCCL_PROTO + "=" + proto + ": unknown protocol '"
+                            + name + "' (allowed: LL, LL128, Simple, as a list, or ^list to exclude)");
+                }
+                named |= name.equalsIgnoreCase("LL");
+            }
+            return exclude != named;
+        }
+
+        /**
+         * @param bytes largest contribution sent with the LL protocol; 0 for none
+         */
+        public Builder lowLatencyBytes(long bytes) {
+            check(bytes >= 0 && bytes <= MAX_LL_BYTES, "LL threshold " + bytes + " is outside 0 .. " + MAX_LL_BYTES);
+            this.lowLatencyBytes = bytes;
+            return this;
         }
 
         private static void check(boolean ok, String message) {

@@ -11,6 +11,7 @@ import io.jccl.core.device.StagedCall;
 import io.jccl.core.device.StreamBridge;
 import io.jccl.core.kernel.MemoryKind;
 import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.ll.LowLatencyPath;
 import io.jccl.core.proxy.IdleStrategy;
 import io.jccl.core.proxy.Proxy;
 import io.jccl.core.topology.NicChoice;
@@ -84,6 +85,13 @@ public final class Communicator implements AutoCloseable {
     private static final int RING_TAG = 1000;
     /** Bootstrap tag of the handle of a send/recv connection. */
     private static final int P2P_TAG = 1100;
+    /** Bootstrap tag of the low-latency path's set-up. */
+    private static final int LL_TAG = 1200;
+    /**
+     * Most ranks for the low-latency path through a connection to each rank (the board of ranks
+     * that share a host has no such limit): beyond, a rank's many messages cost more than the ring.
+     */
+    private static final int LL_MAX_MESH_RANKS = 16;
     private static final int OPEN = 0;
     private static final int CLOSING = 1;
     private static final int CLOSED = 2;
@@ -116,6 +124,10 @@ public final class Communicator implements AutoCloseable {
     private volatile int state = OPEN;
     /** Collectives on device buffers: created by the first one. */
     private volatile StreamBridge bridge;
+    /** Small collectives on the calling thread (NCCL_PROTO's LL); {@code null} when off. */
+    private final LowLatencyPath lowLatency;
+    /** The last operation handed to the proxy: a small call waits for it, to keep the order of calls. */
+    private volatile Operation lastLaunched;
 
     private Communicator(int nranks, UniqueId id, int rank, CommConfig config) {
         this.rank = rank;
@@ -136,7 +148,8 @@ public final class Communicator implements AutoCloseable {
         boolean ok = false;
         try {
             b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
-                    layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(), config.sharedMemory(),
+                    layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(),
+                            (int) config.lowLatencyBytes(), config.sharedMemory(),
                             config.hostId() != null ? config.hostId() : defaultHostId()),
                     config.timeout(),
                     config.peerTimeout(), log, this::failed);
@@ -149,12 +162,14 @@ public final class Communicator implements AutoCloseable {
             this.ringRecv = new RecvConnection[nranks == 1 ? 0 : channels];
             this.p2pSend = new SendConnection[nranks];
             this.p2pRecv = new RecvConnection[nranks];
+            int[] devices = nranks > 1 ? ringDevices(selection.devices()) : new int[] {0};
             if (nranks > 1) {
-                made.addAll(connectRings(ringDevices(selection.devices())));
+                made.addAll(connectRings(devices));
             }
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
                     config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress());
+            this.lowLatency = lowLatencyPath(agreed[3], devices[0]);
             b.setStatusSource(() -> issued);
             proxy.start();
             b.startMonitoring();
@@ -242,14 +257,15 @@ public final class Communicator implements AutoCloseable {
         return init(env.size(), id, env.rank(), config);
     }
 
-    private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, boolean shm,
-                                 String hostId) {
+    private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, int lowLatencyBytes,
+                                 boolean shm, String hostId) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeUTF(netName);
             out.writeInt(channels);
             out.writeInt(stepBytes);
             out.writeInt(p2pStepBytes);
+            out.writeInt(lowLatencyBytes);
             out.writeBoolean(shm);
             out.writeUTF(hostId);
         } catch (IOException e) {
@@ -263,12 +279,12 @@ public final class Communicator implements AutoCloseable {
      * transport. Learns each rank's host id, which decides the peers reached through shared memory.
      */
     private int[] agreeOnLayout(Bootstrap b) {
-        int[] agreed = new int[3];
+        int[] agreed = new int[4];
         String netOfRank0 = null;
         for (int r = 0; r < nranks; r++) {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
                 String netName = in.readUTF();
-                int[] values = {in.readInt(), in.readInt(), in.readInt()};
+                int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt()};
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
                 if (r == 0) {
@@ -279,9 +295,9 @@ public final class Communicator implements AutoCloseable {
                     throw new JcclException(NetResult.INVALID_USAGE, r, b.describe(r) + " uses transport " + netName
                             + " but rank 0 uses " + netOfRank0 + ": set NCCL_NET alike on every rank", null);
                 }
-                if (r == rank && (values[0] != agreed[0] || values[1] != agreed[1] || values[2] != agreed[2])) {
-                    log.warn("rank %d: channels/buffer settings (%d, %d, %d) differ from rank 0's (%d, %d, %d); "
-                            + "using rank 0's", rank, values[0], values[1], values[2], agreed[0], agreed[1], agreed[2]);
+                if (r == rank && !java.util.Arrays.equals(values, agreed)) {
+                    log.warn("rank %d: channels/buffer/LL settings %s differ from rank 0's %s; using rank 0's", rank,
+                            java.util.Arrays.toString(values), java.util.Arrays.toString(agreed));
                 }
             } catch (IOException e) {
                 throw new JcclException(NetResult.INTERNAL_ERROR, r, "malformed layout from rank " + r, e);
@@ -362,6 +378,25 @@ public final class Communicator implements AutoCloseable {
             ringSend[c] = (SendConnection) made.get(2 * c + 1);
         }
         return made;
+    }
+
+    /**
+     * The LL protocol's path, if rank 0's settings allow it: a board when every rank shares this
+     * host (and shared memory is on), else a connection to each rank, for at most
+     * {@link #LL_MAX_MESH_RANKS} ranks. Every rank decides alike from what all know.
+     */
+    private LowLatencyPath lowLatencyPath(int bytes, int device) {
+        boolean[] sameHost = new boolean[nranks];
+        boolean allLocal = true;
+        for (int r = 0; r < nranks; r++) {
+            sameHost[r] = r == rank || onThisHost(r);
+            allLocal &= sameHost[r];
+        }
+        if (bytes <= 0 || (!allLocal && nranks > LL_MAX_MESH_RANKS)) {
+            return null;
+        }
+        return new LowLatencyPath(rank, nranks, bytes, new LowLatencyPath.Links(bootstrap, net, device, arena,
+                config.timeout(), log, sameHost, LL_TAG), () -> failure, this::diagnose);
     }
 
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
@@ -452,6 +487,15 @@ public final class Communicator implements AutoCloseable {
         checkBuffer("sendbuff", send, bytes);
         checkBuffer("recvbuff", recv, bytes);
         ReductionKernel k = kernel(type, op, send, recv);
+        if (small(bytes)) {
+            long seq = enterSmall();
+            try {
+                lowLatency.allReduce(seq, send, recv, count, type, op, k);
+            } catch (JcclException e) {
+                throw failedSmall(e);
+            }
+            return CompletedCall.INSTANCE;
+        }
         return issue(b -> b.allReduce(send, recv, count, type, op, k));
     }
 
@@ -474,6 +518,15 @@ public final class Communicator implements AutoCloseable {
         }
         checkBuffer("recvbuff", recv, bytes);
         ReductionKernel k = kernel(type, null, send, recv);
+        if (small(bytes)) {
+            long seq = enterSmall();
+            try {
+                lowLatency.broadcast(seq, send, recv, count, type, root, k);
+            } catch (JcclException e) {
+                throw failedSmall(e);
+            }
+            return CompletedCall.INSTANCE;
+        }
         return issue(b -> b.broadcast(send, recv, count, type, root, k));
     }
 
@@ -496,6 +549,15 @@ public final class Communicator implements AutoCloseable {
             checkBuffer("recvbuff", recv, bytes);
         }
         ReductionKernel k = kernel(type, op, send, recv);
+        if (small(bytes)) {
+            long seq = enterSmall();
+            try {
+                lowLatency.reduce(seq, send, recv, count, type, op, root, k);
+            } catch (JcclException e) {
+                throw failedSmall(e);
+            }
+            return CompletedCall.INSTANCE;
+        }
         return issue(b -> b.reduce(send, recv, count, type, op, root, k));
     }
 
@@ -515,6 +577,15 @@ public final class Communicator implements AutoCloseable {
         checkBuffer("sendbuff", send, bytes);
         checkBuffer("recvbuff", recv, Math.multiplyExact(bytes, nranks));
         ReductionKernel k = kernel(type, null, send, recv);
+        if (small(bytes)) {
+            long seq = enterSmall();
+            try {
+                lowLatency.allGather(seq, send, recv, sendCount, type, k);
+            } catch (JcclException e) {
+                throw failedSmall(e);
+            }
+            return CompletedCall.INSTANCE;
+        }
         return issue(b -> b.allGather(send, recv, sendCount, type, k));
     }
 
@@ -535,6 +606,15 @@ public final class Communicator implements AutoCloseable {
         checkBuffer("sendbuff", send, Math.multiplyExact(bytes, nranks));
         checkBuffer("recvbuff", recv, bytes);
         ReductionKernel k = kernel(type, op, send, recv);
+        if (small(bytes * nranks)) {
+            long seq = enterSmall();
+            try {
+                lowLatency.reduceScatter(seq, send, recv, recvCount, type, op, k);
+            } catch (JcclException e) {
+                throw failedSmall(e);
+            }
+            return CompletedCall.INSTANCE;
+        }
         return issue(b -> b.reduceScatter(send, recv, recvCount, type, op, k));
     }
 
@@ -817,6 +897,38 @@ public final class Communicator implements AutoCloseable {
 
     // ------------------------------------------------------------------ issuing
 
+    /**
+     * @return whether a collective that publishes {@code bytes} per rank runs on the calling
+     *         thread (the LL protocol); decided alike on every rank from the call's arguments
+     */
+    private boolean small(long bytes) {
+        return lowLatency != null && lowLatency.accepts(bytes) && !Group.isActive();
+    }
+
+    /**
+     * Before a small call: the operations handed to the proxy earlier end first (calls of one
+     * communicator take effect in order).
+     *
+     * @return the call's operation number
+     */
+    private long enterSmall() {
+        checkUsable();
+        Operation last = lastLaunched;
+        if (last != null && !last.isDone()) {
+            last.await();
+        }
+        synchronized (submitLock) {
+            issued = ++sequence;
+            return sequence;
+        }
+    }
+
+    /** A small call failed: so does the communicator, as when an operation of the proxy fails. */
+    private JcclException failedSmall(JcclException e) {
+        failed(e);
+        return e;
+    }
+
     PendingGroup newPendingGroup() {
         checkUsable();
         return new PendingGroup(this, new OperationBuilder(ring));
@@ -846,6 +958,7 @@ public final class Communicator implements AutoCloseable {
         synchronized (submitLock) {
             op.markSubmitted(++sequence);
             issued = sequence;
+            lastLaunched = op;
             proxy.submit(op);
         }
     }
@@ -976,6 +1089,14 @@ public final class Communicator implements AutoCloseable {
 
     /** A timeout: the ranks that have not issued the stuck operation are to blame, if any. */
     private JcclException diagnoseTimeout(Operation op, int blockingPeer, String localReason) {
+        return diagnose(op.sequence(), op.describe(), blockingPeer, localReason);
+    }
+
+    /**
+     * A timeout of operation {@code sequence} (described as {@code operation}): the ranks that
+     * have not issued it are to blame, if any.
+     */
+    private JcclException diagnose(long sequence, String operation, int blockingPeer, String localReason) {
         long[] answers = bootstrap.queryStatus(Math.min(2_000, config.timeout().toMillis()));
         List<String> behind = new ArrayList<>();
         List<String> silent = new ArrayList<>();
@@ -986,7 +1107,7 @@ public final class Communicator implements AutoCloseable {
             }
             if (answers[r] < 0) {
                 silent.add(bootstrap.describe(r));
-            } else if (answers[r] < op.sequence()) {
+            } else if (answers[r] < sequence) {
                 behind.add(bootstrap.describe(r) + " is at #" + answers[r]);
                 if (blame < 0) {
                     blame = r;
@@ -995,7 +1116,7 @@ public final class Communicator implements AutoCloseable {
         }
         String why;
         if (!behind.isEmpty()) {
-            why = op.describe() + " timed out: not every rank has issued it (" + String.join(", ", behind) + "); "
+            why = operation + " timed out: not every rank has issued it (" + String.join(", ", behind) + "); "
                     + "this rank " + localReason.substring(localReason.indexOf("made no progress"));
         } else {
             blame = blockingPeer;
@@ -1079,6 +1200,10 @@ public final class Communicator implements AutoCloseable {
     }
 
     private void release(boolean graceful) {
+        boolean smallDone = lowLatency == null || lowLatency.close(TimeUnit.SECONDS.toNanos(2));
+        if (!smallDone) {
+            log.warn("rank %d: a small collective did not end; its connections are left open", rank);
+        }
         boolean stopped = proxy.stop(TimeUnit.SECONDS.toNanos(2));
         if (stopped) {
             for (Connection c : proxy.connections()) {
@@ -1094,7 +1219,7 @@ public final class Communicator implements AutoCloseable {
             log.warn("rank %d: CUDA streams still queued behind this communicator's operations after 10 s; their "
                     + "pinned staging is left allocated", rank);
         }
-        if (stopped) {
+        if (stopped && smallDone) {
             arena.close();
         }
         log.info(LogSubsystem.INIT, "comm rank %d nranks %d - %s", rank, nranks, graceful ? "Destroy COMPLETE"

@@ -67,8 +67,9 @@ class ReferenceTest {
     void randomFloatSumsMatchAReferenceThatAddsInTheRingsOrderBitForBit() {
         int n = 4;
         long count = 4 * 1000;
+        // LL off: the ring carries even this small all-reduce.
         try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
-                .timeout(Duration.ofSeconds(30)).build())) {
+                .lowLatencyBytes(0).timeout(Duration.ofSeconds(30)).build())) {
             List<Long> wrong = ranks.run(rank -> {
                 Communicator c = ranks.comms[rank];
                 MemorySegment mine = Arena.ofAuto().allocate(count * 4);
@@ -97,6 +98,46 @@ class ReferenceTest {
                 return bad;
             });
             assertEquals(List.of(0L, 0L, 0L, 0L), wrong);
+        }
+    }
+
+    /**
+     * The LL protocol reduces every rank's contribution in rank order on every rank: float sums
+     * equal a reference that adds rank 0's value, then rank 1's, and so on, bit for bit, on every
+     * rank, through the shared-memory board and through the connection mesh alike.
+     */
+    @Test
+    void smallFloatSumsAddInRankOrderBitForBitOnEveryRank() {
+        int n = 4;
+        long count = 1000;
+        for (boolean shm : new boolean[] {true, false}) {
+            try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().sharedMemory(shm).lowLatencyBytes(count * 4)
+                    .timeout(Duration.ofSeconds(30)).build())) {
+                List<Long> wrong = ranks.run(rank -> {
+                    Communicator c = ranks.comms[rank];
+                    MemorySegment mine = Arena.ofAuto().allocate(count * 4);
+                    Random random = new Random(rank);
+                    for (long i = 0; i < count; i++) {
+                        mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
+                    }
+                    MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
+                    c.allGather(mine, all, count, DataType.FLOAT32);
+                    MemorySegment out = Arena.ofAuto().allocate(count * 4);
+                    c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                    long bad = 0;
+                    for (long i = 0; i < count; i++) {
+                        float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                        for (int r = 1; r < n; r++) {
+                            acc = acc + all.getAtIndex(ValueLayout.JAVA_FLOAT, r * count + i);
+                        }
+                        if (Float.floatToRawIntBits(acc) != Float.floatToRawIntBits(out.getAtIndex(ValueLayout.JAVA_FLOAT, i))) {
+                            bad++;
+                        }
+                    }
+                    return bad;
+                });
+                assertEquals(List.of(0L, 0L, 0L, 0L), wrong, shm ? "board" : "mesh");
+            }
         }
     }
 }

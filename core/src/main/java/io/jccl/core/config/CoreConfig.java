@@ -46,6 +46,22 @@ public final class CoreConfig {
             description = "Slot size of the connections that send, recv and all-to-all use; each holds 8 slots.")
     public static final String NCCL_P2P_NET_CHUNKSIZE = "NCCL_P2P_NET_CHUNKSIZE";
 
+    // ---- Protocols
+
+    @EnvVar(defaultValue = "",
+            description = "Protocols allowed, NCCL's syntax: a comma list of LL, LL128 and Simple, or ^ and the list "
+                    + "to exclude. JCCL has two: LL, where a collective small enough (JCCL_LL_THRESHOLD) runs on the "
+                    + "calling thread in one step through a shared-memory board or a connection to each rank, and "
+                    + "Simple, the ring through the proxy thread; LL128 is accepted and has no effect. Unset: both. "
+                    + "Rank 0's value holds for every rank.")
+    public static final String NCCL_PROTO = "NCCL_PROTO";
+
+    @EnvVar(defaultValue = "16384",
+            description = "Largest contribution (bytes one rank publishes: the buffer of all-reduce, broadcast and "
+                    + "reduce, the send buffer of all-gather and of reduce-scatter) that a collective sends with the "
+                    + "LL protocol; 0 turns LL off. Rank 0's value holds for every rank.")
+    public static final String JCCL_LL_THRESHOLD = "JCCL_LL_THRESHOLD";
+
     // ---- Shared memory between ranks of one host
 
     @EnvVar(defaultValue = "0",

@@ -1,0 +1,160 @@
+package io.jccl.core.ll;
+
+import io.jccl.core.JcclException;
+import io.jccl.core.transport.Connection;
+import io.jccl.core.transport.RecvConnection;
+import io.jccl.core.transport.SendConnection;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetResult;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The exchange of ranks that do not all share a host: a connection each way with every other
+ * rank (shared memory within a host, the network transport between hosts), used only by the
+ * calling thread. A contribution travels as one message: header and data together, so the
+ * receiver needs nothing else to use it. Each rank posts its receives before it sends, and ends an
+ * operation only once its sends are complete, so a rank that goes off to compute leaves no message
+ * half sent.
+ */
+final class MeshExchange implements Exchange {
+    private final int rank;
+    private final int nranks;
+    private final SendConnection[] send;
+    private final RecvConnection[] recv;
+    private final Connection[] all;
+    /** This rank's own contribution, laid out as a received one. */
+    private final MemorySegment self;
+    private long seq;
+    private long signature;
+    private int from;
+
+    /**
+     * @param connections one send and one receive connection per other rank, slots of at least
+     *                    {@link #HEADER} plus the largest contribution
+     */
+    MeshExchange(List<Connection> connections, int rank, int nranks, Arena arena, long maxBytes) {
+        this.rank = rank;
+        this.nranks = nranks;
+        this.send = new SendConnection[nranks];
+        this.recv = new RecvConnection[nranks];
+        List<Connection> list = new ArrayList<>(connections);
+        for (Connection c : list) {
+            if (c instanceof SendConnection s) {
+                send[c.peer] = s;
+            } else {
+                recv[c.peer] = (RecvConnection) c;
+            }
+        }
+        this.all = list.toArray(new Connection[0]);
+        this.self = arena.allocate(HEADER + maxBytes, 64);
+    }
+
+    private static boolean includes(int who, int k) {
+        return who == EVERYONE || who == k;
+    }
+
+    @Override
+    public void publish(long seq, long signature, MemorySegment src, long offset, long bytes, long blockBytes, int to,
+                        int from, Waiter waiter) {
+        this.seq = seq;
+        this.signature = signature;
+        this.from = from;
+        // Receives first: a transport that needs a posted receive finds it when the data comes.
+        for (int k = 0; k < nranks; k++) {
+            if (k != rank && includes(from, k)) {
+                recv[k].expect(1);
+            }
+        }
+        progress();
+        long own = blockBytes > 0 ? blockBytes : bytes;
+        if (own > 0) {
+            MemorySegment.copy(src, blockBytes > 0 ? offset + rank * blockBytes : offset, self, HEADER, own);
+        }
+        for (int k = 0; k < nranks; k++) {
+            if (k == rank || !includes(to, k)) {
+                continue;
+            }
+            SendConnection s = send[k];
+            while (!s.hasRoom()) {
+                progress();
+                waiter.idle(k, "a free slot to send");
+            }
+            MemorySegment slot = s.fillSlot();
+            long n = blockBytes > 0 ? blockBytes : bytes;
+            slot.set(ValueLayout.JAVA_LONG, 0, seq);
+            slot.set(ValueLayout.JAVA_LONG, 8, signature);
+            MemorySegment.copy(src, blockBytes > 0 ? offset + k * blockBytes : offset, slot, HEADER, n);
+            s.publish((int) (HEADER + n));
+        }
+        progress();
+    }
+
+    @Override
+    public MemorySegment contribution(int k, Waiter waiter) {
+        if (k == rank) {
+            return self;
+        }
+        RecvConnection r = recv[k];
+        while (!r.hasData()) {
+            progress();
+            waiter.idle(k, "the contribution");
+        }
+        waiter.progressed();
+        MemorySegment slot = r.dataSlot();
+        if (slot.get(ValueLayout.JAVA_LONG, 0) != seq) {
+            throw new JcclException(NetResult.INTERNAL_ERROR, k, "low-latency exchange: rank " + k + " sent operation #"
+                    + slot.get(ValueLayout.JAVA_LONG, 0) + " where #" + seq + " was due");
+        }
+        Signature.check(signature, slot.get(ValueLayout.JAVA_LONG, 8), k);
+        return slot;
+    }
+
+    @Override
+    public long blockOffset(int reader, long blockBytes) {
+        return 0;
+    }
+
+    @Override
+    public void finish(Waiter waiter) {
+        for (int k = 0; k < nranks; k++) {
+            if (k != rank && includes(from, k)) {
+                contribution(k, waiter);
+                recv[k].consume();
+            }
+        }
+        for (Connection c : all) {
+            while (!c.drained()) {
+                progress();
+                waiter.idle(c.peer, "its send to complete");
+            }
+        }
+    }
+
+    private void progress() {
+        for (Connection c : all) {
+            try {
+                c.progress();
+            } catch (NetException e) {
+                throw new JcclException(e.result() == NetResult.REMOTE_ERROR ? NetResult.REMOTE_ERROR
+                        : NetResult.SYSTEM_ERROR, c.peer, c.name + ": " + e.getMessage(), e);
+            }
+        }
+    }
+
+    @Override
+    public String kind() {
+        return "mesh";
+    }
+
+    @Override
+    public void close() {
+        for (Connection c : all) {
+            c.close();
+        }
+    }
+}

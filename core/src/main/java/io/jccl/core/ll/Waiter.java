@@ -1,0 +1,80 @@
+package io.jccl.core.ll;
+
+import io.jccl.core.JcclException;
+
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+/**
+ * The calling thread's wait for other ranks during a small operation: it spins first (a peer on
+ * another core answers within a cache-line transfer), then yields (on a machine with fewer cores
+ * than ranks, the rank it waits for needs this core), and parks briefly only after a long wait.
+ * Every idle round checks the communicator's failure, and the operation's deadline bounds the
+ * whole wait. One per communicator; allocates nothing.
+ */
+final class Waiter {
+    private static final int SPINS = 256;
+    private static final long YIELD_NANOS = 2_000_000;
+    private static final long PARK_NANOS = 50_000;
+
+    private final Supplier<JcclException> failure;
+    private final LowLatencyPath.Diagnosis diagnosis;
+    private final long timeoutNanos;
+    private String operation;
+    private long sequence;
+    private long started;
+    private int rounds;
+
+    Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos) {
+        this.failure = failure;
+        this.diagnosis = diagnosis;
+        this.timeoutNanos = timeoutNanos;
+    }
+
+    /** Starts the waits of one operation. */
+    void begin(String operationName, long sequenceNumber) {
+        this.operation = operationName;
+        this.sequence = sequenceNumber;
+        this.started = 0;
+        this.rounds = 0;
+    }
+
+    /** Something arrived: the next wait starts with spinning again. */
+    void progressed() {
+        rounds = 0;
+    }
+
+    /**
+     * One idle round while waiting for {@code peer}.
+     *
+     * @param waitingFor what is awaited, a constant (e.g. {@code "the contribution"}), for the timeout's message
+     *
+     * @throws JcclException the communicator's failure, or a timeout naming the rank to blame
+     */
+    void idle(int peer, String waitingFor) {
+        JcclException f = failure.get();
+        if (f != null) {
+            throw new JcclException(f.result(), f.failedRank(), operation + " #" + sequence + " failed: "
+                    + f.getMessage(), f);
+        }
+        if (++rounds < SPINS) {
+            Thread.onSpinWait();
+            return;
+        }
+        long now = System.nanoTime();
+        if (started == 0) {
+            started = now;
+        }
+        long waited = now - started;
+        if (waited > timeoutNanos) {
+            String op = operation + " #" + sequence;
+            throw diagnosis.timedOut(sequence, op, peer, op + " made no progress for " + waited / 1_000_000
+                    + " ms (JCCL_TIMEOUT_MS) waiting for " + waitingFor + " of rank " + peer);
+        }
+        if (waited < YIELD_NANOS) {
+            Thread.yield();
+        } else {
+            LockSupport.parkNanos(PARK_NANOS);
+        }
+    }
+}
