@@ -1,0 +1,201 @@
+package io.jccl.core;
+
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.management.ManagementFactory;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The LL protocol (small collectives on the calling thread): allocation-free, in order with the
+ * operations the proxy runs, across hosts as within one, and refusing misuse with one clear error
+ * on every rank instead of wrong data or a hang.
+ */
+class LowLatencyTest {
+
+    private static CommConfig.Builder config(DataPath path) {
+        return path.config().lowLatencyBytes(16 << 10).timeout(Duration.ofSeconds(20));
+    }
+
+    /** After warm-up, thousands of small all-reduces allocate (almost) nothing on the calling thread. */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void smallCallsAllocateNothing(DataPath path) {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
+        int calls = 5_000;
+        try (LocalRanks ranks = new LocalRanks(2, config(path).build())) {
+            List<Long> allocated = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment send = Arena.ofAuto().allocate(64);
+                MemorySegment recv = Arena.ofAuto().allocate(64);
+                for (int i = 0; i < 2 * calls; i++) { // warm-up: the JIT compiles the path
+                    c.allReduce(send, recv, 2, DataType.FLOAT32, ReduceOp.SUM);
+                }
+                long id = Thread.currentThread().threadId();
+                long before = threads.getThreadAllocatedBytes(id);
+                for (int i = 0; i < calls; i++) {
+                    c.allReduce(send, recv, 2, DataType.FLOAT32, ReduceOp.SUM);
+                    c.broadcastAsync(send, recv, 16, DataType.INT32, 1).await();
+                }
+                return threads.getThreadAllocatedBytes(id) - before;
+            });
+            for (long bytes : allocated) {
+                assertTrue(bytes < 4 * calls, "a rank allocated " + bytes + " bytes in " + 2 * calls
+                        + " small calls; the LL path must allocate nothing per call");
+            }
+        }
+    }
+
+    /**
+     * Calls take effect in order: a small all-reduce issued right after a large asynchronous one
+     * (which the proxy runs) reads that one's output. Each rank's buffer starts at rank + 1; the
+     * large all-reduce makes every element S = n(n+1)/2; the small one over its first elements
+     * then gives n * S.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void aSmallCallAfterALargeAsynchronousOneSeesItsResult(DataPath path) {
+        int n = 3;
+        long count = 1 << 18;
+        try (LocalRanks ranks = new LocalRanks(n, config(path).build())) {
+            List<int[]> results = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment big = Arena.ofAuto().allocate(count * 4);
+                MemorySegment small = Arena.ofAuto().allocate(64);
+                int[] seen = new int[20];
+                for (int round = 0; round < seen.length; round++) {
+                    for (long i = 0; i < count; i++) {
+                        big.setAtIndex(ValueLayout.JAVA_INT, i, rank + 1);
+                    }
+                    Completion large = c.allReduceAsync(big, big, count, DataType.INT32, ReduceOp.SUM);
+                    c.allReduce(big.asSlice(0, 64), small, 16, DataType.INT32, ReduceOp.SUM);
+                    large.await();
+                    seen[round] = small.getAtIndex(ValueLayout.JAVA_INT, 15);
+                }
+                return seen;
+            });
+            int expected = n * (n * (n + 1) / 2);
+            for (int[] r : results) {
+                for (int v : r) {
+                    assertEquals(expected, v, "a small all-reduce read its input before the large one before it ended");
+                }
+            }
+        }
+    }
+
+    /**
+     * Ranks on two "hosts" (host ids): the LL path connects each pair, shared memory within a host
+     * and the network between, and every collective gives the right result.
+     */
+    @Test
+    void everySmallCollectiveAcrossTwoHosts() {
+        int n = 4;
+        UniqueId id = UniqueId.create(Duration.ofSeconds(20));
+        try (LocalRanks ranks = new LocalRanks(n, n, id, rank -> config(DataPath.SHARED_MEMORY)
+                .hostId("host-" + rank / 2).build())) {
+            ranks.each((rank, c) -> {
+                long count = 8;
+                MemorySegment send = Arena.ofAuto().allocate(count * 4 * n);
+                MemorySegment recv = Arena.ofAuto().allocate(count * 4 * n);
+                for (int i = 0; i < count * n; i++) {
+                    send.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 1000 + i);
+                }
+                c.allReduce(send, recv, count, DataType.INT32, ReduceOp.SUM);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(10 * 1000 + n * i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "allReduce");
+                }
+                c.broadcast(send, recv, count, DataType.INT32, 2);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(3 * 1000 + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "broadcast");
+                }
+                recv.fill((byte) 0);
+                c.reduce(send, recv, count, DataType.INT32, ReduceOp.MAX, 3);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(rank == 3 ? 4 * 1000 + i : 0, recv.getAtIndex(ValueLayout.JAVA_INT, i), "reduce");
+                }
+                c.allGather(send, recv, count, DataType.INT32);
+                for (int r = 0; r < n; r++) {
+                    for (int i = 0; i < count; i++) {
+                        assertEquals((r + 1) * 1000 + i, recv.getAtIndex(ValueLayout.JAVA_INT, r * count + i), "allGather");
+                    }
+                }
+                c.reduceScatter(send, recv, count, DataType.INT32, ReduceOp.SUM);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(10 * 1000 + n * (rank * count + i), recv.getAtIndex(ValueLayout.JAVA_INT, i),
+                            "reduceScatter");
+                }
+            });
+        }
+    }
+
+    /** Ranks that pass different counts get one error naming both calls, on every rank, not wrong data. */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void differentCountsFailEveryRankWithBothCallsNamed(DataPath path) {
+        try (LocalRanks ranks = new LocalRanks(2, config(path).build())) {
+            List<String> errors = ranks.run(rank -> {
+                MemorySegment m = Arena.ofAuto().allocate(64);
+                JcclException e = assertThrows(JcclException.class,
+                        () -> ranks.comms[rank].allReduce(m, m, rank == 0 ? 2 : 3, DataType.FLOAT32, ReduceOp.SUM));
+                return e.getMessage();
+            });
+            for (String e : errors) {
+                assertTrue(e.contains("allReduce(count 2") && e.contains("allReduce(count 3"), e);
+            }
+        }
+    }
+
+    /**
+     * A second thread that calls while a first waits in a small call is refused at once, and the
+     * first (whose peer never comes) fails soon after instead of waiting out its timeout.
+     */
+    @Test
+    void aSecondConcurrentCallerIsRefusedAndTheFirstDoesNotHang() throws Exception {
+        try (LocalRanks ranks = new LocalRanks(2, config(DataPath.SHARED_MEMORY).build())) {
+            Communicator c = ranks.comms[0];
+            MemorySegment m = Arena.ofAuto().allocate(64);
+            CompletableFuture<Throwable> first = CompletableFuture.supplyAsync(() -> {
+                try {
+                    c.allReduce(m, m, 4, DataType.FLOAT32, ReduceOp.SUM);
+                    return null;
+                } catch (JcclException e) {
+                    return e;
+                }
+            });
+            Thread.sleep(300);
+            JcclException second = assertThrows(JcclException.class,
+                    () -> c.allReduce(m, m, 4, DataType.FLOAT32, ReduceOp.SUM));
+            assertTrue(second.getMessage().contains("another thread"), second.getMessage());
+            Throwable f = first.get(5, TimeUnit.SECONDS);
+            assertTrue(f instanceof JcclException, "the first call ended with " + f);
+        }
+    }
+
+    /** NCCL_PROTO in NCCL's syntax: a list to use, or ^ and a list to leave out; unknown names refused. */
+    @Test
+    void ncclProtoDecidesWhetherLlIsUsed() {
+        assertTrue(CommConfig.Builder.protocolAllowsLowLatency(null));
+        assertTrue(CommConfig.Builder.protocolAllowsLowLatency("LL,Simple"));
+        assertTrue(CommConfig.Builder.protocolAllowsLowLatency("ll"));
+        assertTrue(CommConfig.Builder.protocolAllowsLowLatency("^Simple"));
+        assertTrue(!CommConfig.Builder.protocolAllowsLowLatency("Simple"));
+        assertTrue(!CommConfig.Builder.protocolAllowsLowLatency("LL128,Simple"));
+        assertTrue(!CommConfig.Builder.protocolAllowsLowLatency("^LL"));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> CommConfig.Builder.protocolAllowsLowLatency("LL,Fast"));
+        assertTrue(e.getMessage().contains("NCCL_PROTO") && e.getMessage().contains("'Fast'"), e.getMessage());
+    }
+}
