@@ -17,9 +17,10 @@ import java.util.List;
  * The exchange of ranks that do not all share a host: a connection each way with every other
  * rank (shared memory within a host, the network transport between hosts), used only by the
  * calling thread. A contribution travels as one message: header and data together, so the
- * receiver needs nothing else to use it. Each rank posts its receives before it sends, and ends an
- * operation only once its sends are complete, so a rank that goes off to compute leaves no message
- * half sent.
+ * receiver needs nothing else to use it. Each connection keeps {@code NCCL_STEPS} receives posted
+ * ahead (one more as each message is taken), so a sender never waits for its peer to reach the
+ * operation before its data can go; and a rank ends an operation only once its sends are complete,
+ * so a rank that goes off to compute leaves no message half sent.
  */
 final class MeshExchange implements Exchange {
     private final int rank;
@@ -52,6 +53,11 @@ final class MeshExchange implements Exchange {
         }
         this.all = list.toArray(new Connection[0]);
         this.self = arena.allocate(HEADER + maxBytes, 64);
+        for (RecvConnection r : recv) {
+            if (r != null) {
+                r.expect(Connection.STEPS);
+            }
+        }
     }
 
     private static boolean includes(int who, int k) {
@@ -64,13 +70,6 @@ final class MeshExchange implements Exchange {
         this.seq = seq;
         this.signature = signature;
         this.from = from;
-        // Receives first: a transport that needs a posted receive finds it when the data comes.
-        for (int k = 0; k < nranks; k++) {
-            if (k != rank && includes(from, k)) {
-                recv[k].expect(1);
-            }
-        }
-        progress();
         long own = blockBytes > 0 ? blockBytes : bytes;
         if (own > 0) {
             MemorySegment.copy(src, blockBytes > 0 ? offset + rank * blockBytes : offset, self, HEADER, own);
@@ -125,12 +124,13 @@ final class MeshExchange implements Exchange {
             if (k != rank && includes(from, k)) {
                 contribution(k, waiter);
                 recv[k].consume();
+                recv[k].expect(1);
             }
         }
-        for (Connection c : all) {
-            while (!c.drained()) {
+        for (SendConnection s : send) {
+            while (s != null && !s.drained()) {
                 progress();
-                waiter.idle(c.peer, "its send to complete");
+                waiter.idle(s.peer, "the send to complete");
             }
         }
     }

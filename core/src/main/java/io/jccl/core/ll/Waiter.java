@@ -69,7 +69,7 @@ final class Waiter {
         if (waited > timeoutNanos) {
             String op = operation + " #" + sequence;
             throw diagnosis.timedOut(sequence, op, peer, op + " made no progress for " + waited / 1_000_000
-                    + " ms (JCCL_TIMEOUT_MS) waiting for " + waitingFor + " of rank " + peer);
+                    + " ms (JCCL_TIMEOUT_MS) waiting for " + waitingFor + " (rank " + peer + ")");
         }
         if (waited < YIELD_NANOS) {
             Thread.yield();
