@@ -66,7 +66,11 @@ public final class LowLatencyPath {
         this.nranks = nranks;
         this.maxBytes = maxBytes;
         this.links = links;
-        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos());
+        int onHost = 0;
+        for (boolean b : links.sameHost()) {
+            onHost += b ? 1 : 0;
+        }
+        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), onHost);
     }
 
     /** @return whether a call that publishes {@code bytes} per rank takes this path */

@@ -13,19 +13,28 @@ import java.util.function.Supplier;
  * whole wait. One per communicator; allocates nothing.
  */
 final class Waiter {
+    /** Spins before the first yield when every rank of this host can have a core of its own. */
     private static final int SPINS = 256;
+    /**
+     * Spins before the first yield when this host has more ranks than cores: the rank waited for
+     * may be the one this core should run, so give the core up almost at once.
+     */
+    private static final int OVERSUBSCRIBED_SPINS = 4;
     private static final long YIELD_NANOS = 2_000_000;
     private static final long PARK_NANOS = 50_000;
 
     private final Supplier<JcclException> failure;
     private final LowLatencyPath.Diagnosis diagnosis;
     private final long timeoutNanos;
+    private final int spins;
     private String operation;
     private long sequence;
     private long started;
     private int rounds;
 
-    Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos) {
+    /** @param ranksOnHost ranks of the communicator on this host (they compete for its cores) */
+    Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos, int ranksOnHost) {
+        this.spins = ranksOnHost > Runtime.getRuntime().availableProcessors() ? OVERSUBSCRIBED_SPINS : SPINS;
         this.failure = failure;
         this.diagnosis = diagnosis;
         this.timeoutNanos = timeoutNanos;
@@ -57,7 +66,7 @@ final class Waiter {
             throw new JcclException(f.result(), f.failedRank(), operation + " #" + sequence + " failed: "
                     + f.getMessage(), f);
         }
-        if (++rounds < SPINS) {
+        if (++rounds < spins) {
             Thread.onSpinWait();
             return;
         }
