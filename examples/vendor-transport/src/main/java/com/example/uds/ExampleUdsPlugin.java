@@ -18,6 +18,7 @@ import io.jccl.spi.config.Env;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -58,6 +59,7 @@ public final class ExampleUdsPlugin implements NetPlugin {
     private static final int MAX_UNAUTHENTICATED = 64;
     /** Room for the longest file name listen makes: "/exuds-" + pid + "-" + counter + "-" + 16 hex + ".sock". */
     private static final int FILE_NAME_ROOM = 60;
+    private static final int SEND_BUFFER_BYTES = 4 << 20;
     private static final int HELLO_BYTES = 8 + UdsHandle.COOKIE_BYTES;
     private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -181,6 +183,9 @@ public final class ExampleUdsPlugin implements NetPlugin {
         try {
             ch = SocketChannel.open(StandardProtocolFamily.UNIX);
             ch.configureBlocking(false);
+            // A Unix stream socket's bytes in flight count against the sender's buffer: a larger one
+            // means fewer trips through test() per large message (the kernel caps it at wmem_max).
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, SEND_BUFFER_BYTES);
             if (!ch.connect(UnixDomainSocketAddress.of(to.path()))) {
                 throw new IOException("connect did not complete at once");
             }
