@@ -24,11 +24,13 @@ installed=(
 needs_install() {
   local f
   for f in "${installed[@]}"; do
-    [ -f "$f" ] || { echo "ci.sh: $f is missing" >&2; return 0; }
+    [ -f "$f" ] && [ -f "$(dirname "$f")/maven-metadata-local.xml" ] || { echo "ci.sh: $f is not installed" >&2; return 0; }
   done
-  # Sources newer than the oldest installed artifact: install again, so the kit tests these sources.
+  # Sources newer than the oldest install: install again, so that the kit tests these sources. The
+  # install time is that of maven-metadata-local.xml (the install plugin gives the artifacts
+  # themselves their build files' times, cut to milliseconds).
   local oldest
-  oldest=$(ls -tr "${installed[@]}" | head -n 1)
+  oldest=$(ls -tr "$repo"/jccl-{parent,spi,tck}/$version/maven-metadata-local.xml | head -n 1)
   local newer
   newer=$(find "$root/pom.xml" "$root/spi/pom.xml" "$root/spi/src/main" "$root/plugins/tck/pom.xml" \
                "$root/plugins/tck/src/main" -newer "$oldest" -print -quit)
