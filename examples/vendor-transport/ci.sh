@@ -13,7 +13,11 @@ root=$(cd "$here/../.." && pwd)
 offline=-o
 [ "${EXAMPLE_MVN_ONLINE:-0}" = 1 ] && offline=
 
-repo="${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}/io/jccl"
+# MAVEN_REPO_LOCAL: a local repository other than ~/.m2/repository, for this check and for Maven.
+repo_local=${MAVEN_REPO_LOCAL:-$HOME/.m2/repository}
+mvn_args=(-B $offline)
+[ -n "${MAVEN_REPO_LOCAL:-}" ] && mvn_args+=("-Dmaven.repo.local=$MAVEN_REPO_LOCAL")
+repo="$repo_local/io/jccl"
 version=0.1.0-SNAPSHOT
 installed=(
   "$repo/jccl-parent/$version/jccl-parent-$version.pom"
@@ -39,14 +43,14 @@ needs_install() {
 }
 
 if needs_install; then
-  echo "== ci.sh: installing jccl-spi and jccl-tck: mvn -B $offline -q install -DskipTests -pl spi,plugins/tck -am"
-  (cd "$root" && mvn -B $offline -q install -DskipTests -pl spi,plugins/tck -am)
+  echo "== ci.sh: installing jccl-spi and jccl-tck: mvn ${mvn_args[*]} -q install -DskipTests -pl spi,plugins/tck -am"
+  (cd "$root" && mvn "${mvn_args[@]}" -q install -DskipTests -pl spi,plugins/tck -am)
 else
   echo "== ci.sh: jccl-spi and jccl-tck $version are installed and up to date"
 fi
 
-echo "== ci.sh: mvn -B $offline verify in examples/vendor-transport"
-(cd "$here" && mvn -B $offline verify)
+echo "== ci.sh: mvn ${mvn_args[*]} verify in examples/vendor-transport"
+(cd "$here" && mvn "${mvn_args[@]}" verify)
 
 # One line per test class: the kit's verdict at a glance.
 for report in "$here"/target/surefire-reports/TEST-*.xml; do
