@@ -41,7 +41,7 @@ for np in 2 4; do
       # the figure.
       "busbw 1MiB") bytes=1M; iters=5000; warmup=500; col=busbw; pick=max;;
       "busbw 64MiB") bytes=64M; iters=20; warmup=5; col=busbw; pick=max;;
-      "8B latency") bytes=8; iters=5000; warmup=500; col=time; pick=min;;
+      "8B latency") bytes=8; iters=50000; warmup=5000; col=time; pick=min;;
     esac
     j=(); s=(); k=(); t=()
     for ((r = 0; r < rounds; r++)); do

@@ -88,11 +88,17 @@ final class CollectivePerf {
      * Calls of the collective before the table, alternately at the smallest size and at
      * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both: at least
      * {@link #WARM_UP_CALLS}, then rounds of {@link #WARM_UP_ROUND} more while any rank's JIT
-     * still compiled during the last round, for at most {@link #WARM_UP_MAX_NANOS}.
+     * still compiled during the last round or {@link #WARM_UP_MIN_NANOS} have not passed, for at
+     * most {@link #WARM_UP_MAX_NANOS}.
      */
     static final int WARM_UP_CALLS = 600;
     static final int WARM_UP_ROUND = 200;
     static final long WARM_UP_MAX_NANOS = 10_000_000_000L;
+    /**
+     * The least warm-up: a small call on the calling thread takes well under a microsecond, so
+     * hundreds of them end before the JIT has even queued its compilations.
+     */
+    static final long WARM_UP_MIN_NANOS = 300_000_000L;
     static final long WARM_UP_BYTES = 256 << 10;
     static final int WARM_UP_BURST = 20;
     private int warmUpCalls;
@@ -139,7 +145,8 @@ final class CollectivePerf {
         PerfCollective.Counts large = o.collective().counts(Math.min(o.maxBytes(), WARM_UP_BYTES), type.size(), n);
         CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
         boolean watchJit = jit != null && jit.isCompilationTimeMonitoringSupported();
-        long deadline = System.nanoTime() + WARM_UP_MAX_NANOS;
+        long start = System.nanoTime();
+        long deadline = start + WARM_UP_MAX_NANOS;
         int calls = WARM_UP_CALLS;
         while (true) {
             long compiledBefore = watchJit ? jit.getTotalCompilationTime() : 0;
@@ -150,8 +157,9 @@ final class CollectivePerf {
                 issueBackToBack(k % 2 == 0 ? small : large, type, op, Math.max(0, o.root()), k % 4 < 2, WARM_UP_BURST);
                 warmUpCalls += WARM_UP_BURST;
             }
-            boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore
-                    && System.nanoTime() - deadline < 0;
+            long now = System.nanoTime();
+            boolean compiling = (watchJit && jit.getTotalCompilationTime() > compiledBefore || now - start < WARM_UP_MIN_NANOS)
+                    && now - deadline < 0;
             // Every rank must make the same calls: go on while any rank still compiles.
             if (sum(compiling ? 1 : 0) == 0) {
                 break;
@@ -201,7 +209,10 @@ final class CollectivePerf {
         barrier();
         for (long size = o.minBytes(); size <= o.maxBytes(); size *= 2) {
             PerfCollective.Counts c = o.collective().counts(size, type.size(), n);
-            issueBackToBack(c, type, op, root, false, o.warmup());
+            // A small call takes well under a microsecond: as many untimed calls as timed ones, so
+            // that the JIT's recompilations for this loop's shape end before the clock starts.
+            issueBackToBack(c, type, op, root, false, size <= WARM_UP_BYTES ? Math.max(o.warmup(), o.iters())
+                    : o.warmup());
             if (size == 0) {
                 break;
             }

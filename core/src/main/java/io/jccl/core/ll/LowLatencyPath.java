@@ -32,11 +32,12 @@ public final class LowLatencyPath {
     /**
      * What the exchange is built from.
      *
-     * @param sameHost for each rank, whether it is reached through shared memory
-     * @param tag      bootstrap tag of the exchange's set-up messages
+     * @param sameHost    for each rank, whether it is reached through shared memory
+     * @param ranksOnHost ranks of the communicator on this host, shared memory or not (they share its cores)
+     * @param tag         bootstrap tag of the exchange's set-up messages
      */
     public record Links(Bootstrap bootstrap, NetPlugin net, int device, Arena arena, Duration timeout, NetLogger log,
-                        boolean[] sameHost, int tag) {
+                        boolean[] sameHost, int ranksOnHost, int tag) {
     }
 
     /** Explains a wait that ran out of time: which rank holds it up, asking the others how far they are. */
@@ -66,11 +67,7 @@ public final class LowLatencyPath {
         this.nranks = nranks;
         this.maxBytes = maxBytes;
         this.links = links;
-        int onHost = 0;
-        for (boolean b : links.sameHost()) {
-            onHost += b ? 1 : 0;
-        }
-        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), onHost);
+        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.ranksOnHost());
     }
 
     /** @return whether a call that publishes {@code bytes} per rank takes this path */
