@@ -114,8 +114,6 @@ public final class Communicator implements AutoCloseable {
     private final OperationBuilder.Ring ring;
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
-    /** Every rank's count of cores it may use; with host ids, tells which hosts have more ranks than cores. */
-    private final int[] coresOf;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
     private boolean sharedMemory;
     private final Object submitLock = new Object();
@@ -145,7 +143,6 @@ public final class Communicator implements AutoCloseable {
         }
         this.net = selection.plugin();
         this.hostIds = new String[nranks];
-        this.coresOf = new int[nranks];
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
         boolean ok = false;
@@ -271,7 +268,6 @@ public final class Communicator implements AutoCloseable {
             out.writeInt(lowLatencyBytes);
             out.writeBoolean(shm);
             out.writeUTF(hostId);
-            out.writeInt(Runtime.getRuntime().availableProcessors());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -291,7 +287,6 @@ public final class Communicator implements AutoCloseable {
                 int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt()};
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
-                coresOf[r] = in.readInt();
                 if (r == 0) {
                     netOfRank0 = netName;
                     agreed = values;
@@ -401,22 +396,6 @@ public final class Communicator implements AutoCloseable {
         }
         if (bytes <= 0 || (!allLocal && nranks > LL_MAX_MESH_RANKS)) {
             return null;
-        }
-        if (!allLocal) {
-            // A rank of the mesh hears from every other in each call, so each call needs every
-            // rank on a core: where a host has more ranks than cores, calls wait for the
-            // scheduler (milliseconds), and the ring is faster.
-            for (int r = 0; r < nranks; r++) {
-                int there = 0;
-                for (int q = 0; q < nranks; q++) {
-                    there += hostIds[q].equals(hostIds[r]) ? 1 : 0;
-                }
-                if (there > coresOf[r]) {
-                    log.info(LogSubsystem.INIT, "rank %d: LL off: %s runs %d ranks on %d cores", rank,
-                            bootstrap.describe(r), there, coresOf[r]);
-                    return null;
-                }
-            }
         }
         return new LowLatencyPath(rank, nranks, bytes, new LowLatencyPath.Links(bootstrap, net, device, arena,
                 config.timeout(), log, sameHost, onHost, LL_TAG), () -> failure, this::diagnose);
