@@ -186,6 +186,9 @@ final class CollectivePerf {
                 version == null ? "(development build)" : version, n, comm.transport(), comm.channels(),
                 comm.channels() == 1 ? "" : "s");
         out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
+        if (stream == null) {
+            out.printf(Locale.ROOT, "# Protocols: %s%n", comm.protocols());
+        }
         out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table, until the JIT "
                 + "stopped compiling%n", warmUpCalls, o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "

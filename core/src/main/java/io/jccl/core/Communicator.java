@@ -467,6 +467,19 @@ public final class Communicator implements AutoCloseable {
         return shm && network ? "SHM and " + net.name() : shm ? "SHM" : network ? net.name() : "local";
     }
 
+    /**
+     * @return which protocol runs a collective, by size: e.g. {@code LL up to 16384 B a rank
+     *         (shared-memory board), Simple (ring, 2 channels) above}
+     */
+    public String protocols() {
+        String ring = "Simple (ring, " + channels + " channel" + (channels == 1 ? "" : "s") + ")";
+        LowLatencyPath ll = lowLatency;
+        if (ll == null) {
+            return ring;
+        }
+        return "LL up to " + ll.maxBytes() + " B a rank (" + ll.describe() + "), " + ring + " above";
+    }
+
     /** @return channels (rings) in use; rank 0's setting */
     public int channels() {
         return channels;

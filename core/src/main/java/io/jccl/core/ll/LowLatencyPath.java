@@ -75,6 +75,15 @@ public final class LowLatencyPath {
         return bytes > 0 && bytes <= maxBytes;
     }
 
+    /** @return how the ranks meet, for logs and tables */
+    public String describe() {
+        boolean allLocal = true;
+        for (boolean b : links.sameHost()) {
+            allLocal &= b;
+        }
+        return nranks == 1 ? "this rank alone" : allLocal ? "shared-memory board" : "a connection to each rank";
+    }
+
     /** @return the largest contribution this path takes */
     public long maxBytes() {
         return maxBytes;
