@@ -52,7 +52,7 @@ public final class CommConfig {
     private final Supplier<NetPluginDiscovery> discovery;
 
     /** JCCL_LL_THRESHOLD's default. */
-    static final long DEFAULT_LL_BYTES = 16 << 10;
+    static final long DEFAULT_LL_BYTES = 64 << 10;
     /** The largest LL threshold: a board holds two areas of it per rank. */
     static final long MAX_LL_BYTES = 1 << 20;
 

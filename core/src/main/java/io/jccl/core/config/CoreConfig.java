@@ -56,7 +56,7 @@ public final class CoreConfig {
                     + "Rank 0's value holds for every rank.")
     public static final String NCCL_PROTO = "NCCL_PROTO";
 
-    @EnvVar(defaultValue = "16384",
+    @EnvVar(defaultValue = "65536",
             description = "Largest contribution (bytes one rank publishes: the buffer of all-reduce, broadcast and "
                     + "reduce, the send buffer of all-gather and of reduce-scatter) that a collective sends with the "
                     + "LL protocol; 0 turns LL off. Rank 0's value holds for every rank.")
