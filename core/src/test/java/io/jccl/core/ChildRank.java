@@ -14,10 +14,15 @@ final class ChildRank implements AutoCloseable {
     private final LinkedBlockingQueue<String> lines = new LinkedBlockingQueue<>();
 
     ChildRank(int nranks, int rank, UniqueId id, long peerTimeoutMs) throws IOException {
+        this(nranks, rank, id, peerTimeoutMs, 1 << 20);
+    }
+
+    /** @param count elements of each all-reduce the child loops on */
+    ChildRank(int nranks, int rank, UniqueId id, long peerTimeoutMs, long count) throws IOException {
         Path java = Path.of(System.getProperty("java.home"), "bin", "java");
         process = new ProcessBuilder(List.of(java.toString(), "--enable-native-access=ALL-UNNAMED", "-Xmx256m",
                 "-cp", System.getProperty("java.class.path"), PeerRank.class.getName(), String.valueOf(nranks),
-                String.valueOf(rank), id.toString(), String.valueOf(peerTimeoutMs)))
+                String.valueOf(rank), id.toString(), String.valueOf(peerTimeoutMs), String.valueOf(count)))
                 .redirectErrorStream(true).start();
         Thread reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream()))) {

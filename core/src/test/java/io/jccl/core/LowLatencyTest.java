@@ -198,4 +198,81 @@ class LowLatencyTest {
                 () -> CommConfig.Builder.protocolAllowsLowLatency("LL,Fast"));
         assertTrue(e.getMessage().contains("NCCL_PROTO") && e.getMessage().contains("'Fast'"), e.getMessage());
     }
+
+    /** Runs 8-byte all-reduces (the LL path) until one fails; returns the failure and when it came. */
+    private static FaultTest.Failure smallAllReducesUntilFailure(Communicator comm) {
+        MemorySegment buf = Arena.ofAuto().allocate(64);
+        while (true) {
+            try {
+                comm.allReduce(buf, buf, 2, DataType.FLOAT32, ReduceOp.SUM);
+            } catch (JcclException e) {
+                return new FaultTest.Failure(e, System.nanoTime());
+            }
+        }
+    }
+
+    /**
+     * A rank killed while the others loop on small calls: each survivor, waiting in the LL path
+     * (a board flag, or a message from each rank), fails within the peer timeout, naming it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @EnumSource(DataPath.class)
+    void aRankKilledDuringSmallCallsFailsTheOthersWithinThePeerTimeout(DataPath path) throws Exception {
+        long peerTimeoutMs = 2_000;
+        UniqueId id = UniqueId.create(Duration.ofSeconds(60));
+        CommConfig config = config(path).timeout(Duration.ofSeconds(60)).peerTimeout(Duration.ofMillis(peerTimeoutMs))
+                .build();
+        try (ChildRank child = new ChildRank(3, 2, id, peerTimeoutMs, 2);
+             LocalRanks local = new LocalRanks(2, 3, id, config)) {
+            child.await("READY", 60);
+            long[] killedAt = new long[1];
+            Thread killer = new Thread(() -> {
+                try {
+                    child.await("ITERATION 2", 60);
+                    killedAt[0] = System.nanoTime();
+                    child.process.destroyForcibly();
+                } catch (InterruptedException ignored) {
+                    // The test ends anyway.
+                }
+            });
+            killer.start();
+            List<FaultTest.Failure> failures = local.run(rank -> smallAllReducesUntilFailure(local.comms[rank]));
+            killer.join();
+            for (FaultTest.Failure f : failures) {
+                long ms = TimeUnit.NANOSECONDS.toMillis(f.atNanos() - killedAt[0]);
+                assertEquals(2, f.error().failedRank(), f.error().toString());
+                assertTrue(f.error().getMessage().contains("rank 2"), f.error().getMessage());
+                assertTrue(ms < peerTimeoutMs + FaultTest.SLACK_MS, "failed " + ms + " ms after the kill: " + f.error());
+            }
+        }
+    }
+
+    /** A frozen rank (SIGSTOP) is found by the heartbeats while the others wait in the LL path. */
+    @Test
+    void aFrozenRankDuringSmallCallsIsFoundWithinThePeerTimeout() throws Exception {
+        long peerTimeoutMs = 1_500;
+        UniqueId id = UniqueId.create(Duration.ofSeconds(60));
+        CommConfig config = config(DataPath.SHARED_MEMORY).timeout(Duration.ofSeconds(60))
+                .peerTimeout(Duration.ofMillis(peerTimeoutMs)).build();
+        try (ChildRank child = new ChildRank(2, 1, id, peerTimeoutMs, 2);
+             LocalRanks local = new LocalRanks(1, 2, id, config)) {
+            child.await("READY", 60);
+            long[] frozenAt = new long[1];
+            Thread freezer = new Thread(() -> {
+                try {
+                    child.await("ITERATION 2", 60);
+                    frozenAt[0] = System.nanoTime();
+                    child.freeze();
+                } catch (Exception ignored) {
+                    // The test fails on the missing failure instead.
+                }
+            });
+            freezer.start();
+            FaultTest.Failure f = local.run(rank -> smallAllReducesUntilFailure(local.comms[rank])).get(0);
+            freezer.join();
+            long ms = TimeUnit.NANOSECONDS.toMillis(f.atNanos() - frozenAt[0]);
+            assertEquals(1, f.error().failedRank(), f.error().toString());
+            assertTrue(ms < peerTimeoutMs + FaultTest.SLACK_MS, "failed " + ms + " ms after the freeze: " + f.error());
+        }
+    }
 }
