@@ -159,9 +159,40 @@ public final class Cuda {
         }
     }
 
-    /** @return {@link #pointerKind(long)} of the segment's address */
+    /**
+     * {@link #pointerKind(long)} of the segment's address. The driver's answer takes about a
+     * microsecond (most of a small collective's time), so the kinds of recently classified
+     * segments are kept, by address and size, and a segment seen before is answered without the
+     * driver; JCCL's own allocations and frees empty that cache. Memory another library frees and
+     * gets back at the same address and size as another kind (host memory where device memory was)
+     * would be classified wrongly; CUDA keeps device addresses in ranges of its own, apart from
+     * host allocations, which is why this does not happen in practice.
+     */
     public static PointerKind pointerKind(MemorySegment segment) {
-        return pointerKind(segment.address());
+        long address = segment.address();
+        long size = segment.byteSize();
+        int slot = (int) ((address >>> 6) * 0x9E3779B97F4A7C15L >>> 58); // 64 slots
+        KnownKind k = KNOWN.get(slot);
+        if (k != null && k.address == address && k.size == size) {
+            return k.kind;
+        }
+        PointerKind kind = pointerKind(address);
+        KNOWN.set(slot, new KnownKind(address, size, kind));
+        return kind;
+    }
+
+    /** A segment's kind as the driver gave it; immutable, so a slot is read whole or not at all. */
+    private record KnownKind(long address, long size, PointerKind kind) {
+    }
+
+    private static final java.util.concurrent.atomic.AtomicReferenceArray<KnownKind> KNOWN =
+            new java.util.concurrent.atomic.AtomicReferenceArray<>(64);
+
+    /** JCCL allocated or freed CUDA memory: kinds learnt before may no longer hold. */
+    static void forgetKnownKinds() {
+        for (int i = 0; i < KNOWN.length(); i++) {
+            KNOWN.set(i, null);
+        }
     }
 
     /**

@@ -40,6 +40,7 @@ public final class DeviceBuffer implements AutoCloseable {
             }
             address = out.get(JAVA_LONG, 0);
         }
+        Cuda.forgetKnownKinds();
         // The segment belongs to a shared arena: closing the buffer invalidates it everywhere, so a
         // use after free is an exception, not a fault.
         Arena arena = Arena.ofShared();
@@ -75,6 +76,7 @@ public final class DeviceBuffer implements AutoCloseable {
         } else {
             device.run("cuMemFree", () -> (int) CudaDriver.MEM_FREE.invokeExact(address));
         }
+        Cuda.forgetKnownKinds();
     }
 
     @Override

@@ -79,6 +79,25 @@ class CudaTest {
         }
     }
 
+    /**
+     * Segment kinds are remembered by address and size (a collective asks for each buffer), and
+     * forgotten when JCCL frees CUDA memory: the freed address is no longer device memory.
+     */
+    @Test
+    @SuppressWarnings("restricted")
+    void aRememberedKindIsForgottenWhenTheMemoryIsFreed() {
+        assumeGpu();
+        DeviceBuffer b = Cuda.device(0).allocate(1 << 16);
+        MemorySegment s = b.segment();
+        assertEquals(PointerKind.DEVICE, Cuda.pointerKind(s));
+        assertEquals(PointerKind.DEVICE, Cuda.pointerKind(s));
+        long address = s.address();
+        long size = s.byteSize();
+        b.close();
+        assertEquals(PointerKind.HOST, Cuda.pointerKind(MemorySegment.ofAddress(address).reinterpret(size)),
+                "a freed device address must not keep its remembered kind");
+    }
+
     @Test
     void aStreamRunsWorkInOrderAndItsEventSaysWhenItIsDone() {
         assumeGpu();
