@@ -13,8 +13,12 @@ import java.util.function.Supplier;
  * whole wait. One per communicator; allocates nothing.
  */
 final class Waiter {
-    /** Spins before the first yield when every rank of this host can have a core of its own. */
-    private static final int SPINS = 256;
+    /**
+     * Spins before the first yield when every rank of this host can have a core of its own: a
+     * peer that runs answers within a few; one whose core a JIT or GC thread took needs this core
+     * given up soon (a spin is a PAUSE, tens of nanoseconds).
+     */
+    private static final int SPINS = 64;
     /**
      * Spins before the first yield when this host has more ranks than cores: the rank waited for
      * may be the one this core should run, so give the core up almost at once.
