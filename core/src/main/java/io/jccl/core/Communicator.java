@@ -74,6 +74,12 @@ import java.util.function.Function;
  * {@link Completion} and a blocking form. Every rank must issue the same collectives in the same
  * order. {@link Group} launches several operations together.
  *
+ * <p>A collective small enough for the LL protocol ({@code JCCL_LL_THRESHOLD}, outside a group) runs
+ * on the calling thread and returns when it is done, its asynchronous form too (with a completed
+ * handle): it waits for the other ranks to make the same call, as a CUDA stream running NCCL's
+ * kernel would. Issue the calls of several communicators in the same order on every rank, as NCCL
+ * asks; a rank that waits in one for a peer that waits in another fails after the timeout.
+ *
  * <h2>Failures</h2>
  * A failed operation fails the communicator: every pending and later operation fails with the
  * first {@link JcclException}, which names the rank to blame when there is one. A dead peer is
