@@ -50,6 +50,8 @@ public final class LowLatencyPath {
     private final int nranks;
     private final long maxBytes;
     private final Links links;
+    /** Every rank shares this host: the ranks meet on a board, else through a connection each. */
+    private final boolean allLocal;
     private final Waiter waiter;
     private final AtomicBoolean busy = new AtomicBoolean();
     private volatile boolean closed;
@@ -67,6 +69,11 @@ public final class LowLatencyPath {
         this.nranks = nranks;
         this.maxBytes = maxBytes;
         this.links = links;
+        boolean local = true;
+        for (boolean b : links.sameHost()) {
+            local &= b;
+        }
+        this.allLocal = local;
         this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.ranksOnHost());
     }
 
@@ -77,10 +84,6 @@ public final class LowLatencyPath {
 
     /** @return how the ranks meet, for logs and tables */
     public String describe() {
-        boolean allLocal = true;
-        for (boolean b : links.sameHost()) {
-            allLocal &= b;
-        }
         return nranks == 1 ? "this rank alone" : allLocal ? "shared-memory board" : "a connection to each rank";
     }
 
@@ -216,10 +219,6 @@ public final class LowLatencyPath {
     }
 
     private Exchange connect() {
-        boolean allLocal = true;
-        for (boolean b : links.sameHost()) {
-            allLocal &= b;
-        }
         if (nranks > 1 && allLocal) {
             ShmBoard board = ShmBoard.establish(links.bootstrap(), nranks, maxBytes, links.tag(), links.arena());
             links.log().info(LogSubsystem.INIT, "rank %d: small collectives (up to %d B) through a shared-memory board",
