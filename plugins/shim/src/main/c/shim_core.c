@@ -53,20 +53,67 @@ static void copy_trimmed(char* dst, size_t n, const char* src) {
 }
 
 /*
+ * The package file: `jccl package` writes LIB.properties beside LIB.so (libnccl-net-NAME.properties),
+ * KEY=VALUE lines ('#' starts a comment) that give the shim's settings a default for this copy of
+ * the library. Only JCCL_SHIM_NET is read from it, and only where the environment leaves it open.
+ * Returns 1 and the trimmed value if the file has the key.
+ */
+static int package_setting(const char* key, char* value, size_t n) {
+    const char* lib = jccl_library_path();
+    size_t len = strlen(lib);
+    if (len < 4 || strcmp(lib + len - 3, ".so") != 0) {
+        return 0;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%.*s.properties", (int) (len - 3), lib);
+    FILE* f = fopen(path, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    char line[512];
+    size_t keylen = strlen(key);
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f) != NULL) {
+        const char* l = line;
+        while (isspace((unsigned char) *l)) {
+            l++;
+        }
+        if (strncmp(l, key, keylen) == 0) {
+            const char* rest = l + keylen;
+            while (*rest == ' ' || *rest == '\t') {
+                rest++;
+            }
+            if (*rest == '=' && nonblank(rest + 1)) {
+                copy_trimmed(value, n, rest + 1);
+                found = 1;
+            }
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+/*
  * NCCL compares ncclNet_t.name with NCCL_NET before it calls init, so the name is fixed when the
  * library loads: JCCL_SHIM_NET, else NCCL_NET unless it names one of NCCL's internal networks, else
- * JcclSocket.
+ * JCCL_SHIM_NET of the package file beside the library (package_setting), else JcclSocket.
  */
 __attribute__((constructor)) static void jccl_shim_loaded(void) {
     const char* name = getenv("JCCL_SHIM_NET");
+    char packaged[128];
     if (!nonblank(name)) {
         const char* nccl = getenv("NCCL_NET");
         char trimmed[128] = "";
         if (nonblank(nccl)) {
             copy_trimmed(trimmed, sizeof trimmed, nccl);
         }
-        name = nonblank(nccl) && strcasecmp(trimmed, "IB") != 0 && strcasecmp(trimmed, "Socket") != 0 ? nccl
-                                                                                                           : DEFAULT_NET;
+        if (nonblank(nccl) && strcasecmp(trimmed, "IB") != 0 && strcasecmp(trimmed, "Socket") != 0) {
+            name = nccl;
+        } else if (package_setting("JCCL_SHIM_NET", packaged, sizeof packaged)) {
+            name = packaged;
+        } else {
+            name = DEFAULT_NET;
+        }
     }
     copy_trimmed(jccl_net_name, sizeof jccl_net_name, name);
     const char* coll = getenv("JCCL_SHIM_COLLNET");

@@ -3,8 +3,9 @@
  * through the native host), or start one with the JNI invocation API (NCCL in a C++ or Python
  * process), then bootstrap io.jccl.shim.ShimBridge, which fills the operation tables.
  *
- * Where the JVM comes from: JCCL_JAVA_HOME, else JAVA_HOME, else libjvm.so on the library path;
- * JDK 22 or newer (FFM). Its class path: JCCL_SHIM_CLASSPATH, else the jars beside this library.
+ * Where the JVM comes from: JCCL_JAVA_HOME, else JAVA_HOME, else the runtime/ directory beside this
+ * library (jccl package --jlink puts one there), else libjvm.so on the library path; JDK 22 or newer
+ * (FFM). Its class path: JCCL_SHIM_CLASSPATH, else the jars beside this library.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -153,6 +154,26 @@ static void* locate_libjvm(char* libjvm, size_t n, char* err, size_t errlen) {
         }
     } else {
         sb_add(&notes, ", JAVA_HOME unset");
+    }
+    /* A package's own runtime: DIR/runtime beside DIR/libnccl-net-NAME.so. */
+    char bundled[PATH_MAX];
+    snprintf(bundled, sizeof bundled, "%s", jccl_library_path());
+    char runtime[PATH_MAX];
+    snprintf(runtime, sizeof runtime, "%s/runtime", dirname(bundled));
+    char release[PATH_MAX + 16];
+    snprintf(release, sizeof release, "%s/release", runtime);
+    if (is_file(release)) {
+        int major = java_major(runtime);
+        if (major > 0 && major < MIN_JAVA) {
+            sb_addf(&notes, ", %s is Java %d", runtime, major);
+        } else {
+            void* lib = open_home(runtime, libjvm, n);
+            if (lib != NULL) {
+                free(notes.s);
+                return lib;
+            }
+            sb_addf(&notes, ", %s has no usable lib/server/libjvm.so", runtime);
+        }
     }
     void* lib = dlopen("libjvm.so", RTLD_NOW | RTLD_GLOBAL);
     if (lib != NULL) {

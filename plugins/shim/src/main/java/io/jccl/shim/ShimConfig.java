@@ -13,7 +13,8 @@ public final class ShimConfig {
 
     @EnvVar(defaultValue = "",
             description = "Java transport that the native shim (libnccl-net.so) runs under NCCL; unset: NCCL_NET "
-                    + "unless it names NCCL's IB or Socket, else JcclSocket. NCCL_NET must then name it too, or be unset.")
+                    + "unless it names NCCL's IB or Socket, else JCCL_SHIM_NET of the package file beside the library "
+                    + "(jccl package), else JcclSocket. NCCL_NET must then name it too, or be unset.")
     public static final String JCCL_SHIM_NET = "JCCL_SHIM_NET";
 
     @EnvVar(defaultValue = "",

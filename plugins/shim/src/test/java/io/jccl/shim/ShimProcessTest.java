@@ -2,6 +2,7 @@ package io.jccl.shim;
 
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -46,9 +47,14 @@ class ShimProcessTest {
     }
 
     private static Run driver(Map<String, String> variables, String... args) throws IOException, InterruptedException {
+        return driver(ShimLibrary.library(), variables, args);
+    }
+
+    private static Run driver(Path library, Map<String, String> variables, String... args)
+            throws IOException, InterruptedException {
         List<String> command = new ArrayList<>();
         command.add(ShimLibrary.driver().toString());
-        command.add(ShimLibrary.library().toString());
+        command.add(library.toString());
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
@@ -262,5 +268,47 @@ class ShimProcessTest {
         Run named = driver(Map.of("NCCL_NET", "JcclSocket"), "init");
         assertTrue(named.output().startsWith("version 12 name JcclSocket") && named.output().contains("init 0\n"),
                 named.output());
+    }
+
+    /** A copy of the library as {@code jccl package} lays it out: libnccl-net-pkg.so in its own directory. */
+    private static Path packagedCopy(Path dir) throws IOException {
+        Path library = dir.resolve("libnccl-net-pkg.so");
+        Files.copy(ShimLibrary.library(), library);
+        return library;
+    }
+
+    @Test
+    void thePackageFileBesideTheLibraryNamesTheTransportAndTheEnvironmentWins(@TempDir Path dir) throws Exception {
+        Path library = packagedCopy(dir);
+        Files.writeString(dir.resolve("libnccl-net-pkg.properties"),
+                "# written by jccl package\nJCCL_SHIM_NETWORK=Other\n  JCCL_SHIM_NET = NoSuchPackagedNet \n");
+        Run packaged = driver(library, Map.of(), "init");
+        assertTrue(packaged.output().startsWith("version 12 name NoSuchPackagedNet\n"), packaged.output());
+        assertTrue(packaged.output().contains("init 5\n") && String.join("\n", packaged.warnings())
+                .contains("no Java transport named NoSuchPackagedNet"), packaged.output());
+        // NCCL_NET naming NCCL's own transport leaves the package's choice in place.
+        Run ncclSocket = driver(library, Map.of("NCCL_NET", "Socket"), "init");
+        assertTrue(ncclSocket.output().startsWith("version 12 name NoSuchPackagedNet\n"), ncclSocket.output());
+        Run env = driver(library, Map.of(ShimConfig.JCCL_SHIM_NET, "JcclSocket"), "init");
+        assertTrue(env.output().startsWith("version 12 name JcclSocket\n") && env.output().contains("init 0\n"),
+                env.output());
+        Run ncclNet = driver(library, Map.of("NCCL_NET", "JcclSocket"), "init");
+        assertTrue(ncclNet.output().startsWith("version 12 name JcclSocket\n"), ncclNet.output());
+    }
+
+    @Test
+    void aRuntimeBesideTheLibraryRunsTheJvmWhenNoJavaHomeIsSet(@TempDir Path dir) throws Exception {
+        Path library = packagedCopy(dir);
+        Files.createSymbolicLink(dir.resolve("runtime"), javaBaseRuntime());
+        Map<String, String> noHome = new HashMap<>();
+        noHome.put("JCCL_JAVA_HOME", null);
+        Run run = driver(library, noHome, "exchange");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().contains("started " + dir.toRealPath().resolve("runtime/lib/server/libjvm.so")),
+                run.output());
+        assertTrue(run.output().contains("transfers ok") && run.output().endsWith("OK\n"), run.output());
+        // JCCL_JAVA_HOME still comes first.
+        Run home = driver(library, Map.of(), "init");
+        assertTrue(home.output().contains("started " + JAVA_HOME), home.output());
     }
 }
