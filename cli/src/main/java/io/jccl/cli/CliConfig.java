@@ -12,8 +12,8 @@ public final class CliConfig {
 
     @EnvVar(defaultValue = "",
             description = "JDK (22 or newer) that bin/jccl runs, and whose libjvm the native shim starts; unset: "
-                    + "JAVA_HOME if it is 22+, else the newest JDK 22+ under JCCL_JDK_SEARCH_DIRS (bin/jccl) or "
-                    + "libjvm.so on the library path (shim).")
+                    + "JAVA_HOME if it is 22+, else the newest JDK 22+ under JCCL_JDK_SEARCH_DIRS (bin/jccl), or "
+                    + "the runtime/ beside the library (jccl package --jlink), else libjvm.so on the library path (shim).")
     public static final String JCCL_JAVA_HOME = "JCCL_JAVA_HOME";
 
     @EnvVar(defaultValue = "/usr/lib/jvm:~/.sdkman/candidates/java:~/.jdks:/opt/java",

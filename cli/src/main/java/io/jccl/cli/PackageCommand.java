@@ -53,8 +53,8 @@ import java.util.stream.Stream;
         mixinStandardHelpOptions = true,
         description = {"Packages transport jars as a native NCCL net plugin: DIR/libnccl-net-NAME.so (the shim), "
                 + "the JCCL jars and yours beside it, and libnccl-net-NAME.properties naming the transport; then "
-                + "loads DIR/libnccl-net-NAME.so back through the native host and prints its devices. Under NCCL: "
-                + "NCCL_NET_PLUGIN=DIR/libnccl-net-NAME.so (or NAME with DIR on LD_LIBRARY_PATH).",
+                + "loads DIR/libnccl-net-NAME.so back through the native host and prints its devices.",
+                "Under NCCL: NCCL_NET_PLUGIN=DIR/libnccl-net-NAME.so (or NAME with DIR on LD_LIBRARY_PATH).",
                 "Exit status: 0 if the package loads and reports a device, 1 if the check fails, 2 for a bad "
                         + "argument."})
 final class PackageCommand implements Callable<Integer> {
