@@ -227,6 +227,7 @@ final class CollectivePerf {
                     c.param(), type.testsName(), op == null ? "none" : op.testsName(), root));
             line.append(benchTime(c, type, op, root, false));
             line.append(benchTime(c, type, op, root, true));
+            line.append(PerfTable.algorithm(comm.algorithmFor(o.collective().kind, size)));
             if (out != null) {
                 out.println(line);
                 out.flush();

@@ -12,14 +12,17 @@ final class PerfTable {
     private PerfTable() {
     }
 
-    /** The three header lines of the result table (after a {@code #} line). */
+    /**
+     * The three header lines of the result table (after a {@code #} line). One column more than
+     * nccl-tests' at the end: the algorithm JCCL's tuner chose for the row ({@link #algorithm}).
+     */
     static String header() {
         return "#\n"
                 + String.format(Locale.ROOT, "# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          %n",
                 "", "", "", "", "")
                 + String.format(Locale.ROOT, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s%n",
                 "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-                "#wrong", "")
+                "#wrong", " algo")
                 + String.format(Locale.ROOT, "# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %s%n",
                 "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", "");
     }
@@ -37,6 +40,11 @@ final class PerfTable {
         String b = floatStr(busBw, 6);
         return wrong < 0 ? String.format(Locale.ROOT, "  %7s  %6s  %6s    N/A", t, a, b)
                 : String.format(Locale.ROOT, "  %7s  %6s  %6s  %6s", t, a, b, cG(wrong));
+    }
+
+    /** The last column: what ran the row, e.g. {@code LL}, {@code Tree}, {@code Ring}. */
+    static String algorithm(String algorithm) {
+        return "  " + algorithm;
     }
 
     /** The footer: errors and the average bus bandwidth. */

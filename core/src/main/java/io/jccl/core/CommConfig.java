@@ -1,5 +1,6 @@
 package io.jccl.core;
 
+import io.jccl.core.collective.Algorithm;
 import io.jccl.core.config.CoreConfig;
 import io.jccl.spi.NetLogger;
 import io.jccl.spi.config.Env;
@@ -47,6 +48,7 @@ public final class CommConfig {
     private final boolean callerProgress;
     private final boolean sharedMemory;
     private final long lowLatencyBytes;
+    private final String algorithms;
     private final String hostId;
     private final NetLogger logger;
     private final Supplier<NetPluginDiscovery> discovery;
@@ -67,6 +69,7 @@ public final class CommConfig {
         this.callerProgress = b.callerProgress;
         this.sharedMemory = b.sharedMemory;
         this.lowLatencyBytes = b.lowLatencyBytes;
+        this.algorithms = b.algorithms;
         this.hostId = b.hostId;
         this.logger = b.logger;
         this.discovery = b.discovery;
@@ -138,6 +141,14 @@ public final class CommConfig {
         return lowLatencyBytes;
     }
 
+    /**
+     * @return the algorithms allowed, NCCL_ALGO's syntax (e.g. {@code Tree}, {@code ^Ring}); blank
+     *         for all, when the tuner chooses per call
+     */
+    public String algorithms() {
+        return algorithms;
+    }
+
     /** @return this rank's host id ({@code NCCL_HOSTID}), or {@code null} for the host name and boot id */
     public String hostId() {
         return hostId;
@@ -158,7 +169,8 @@ public final class CommConfig {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
                 + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
-                + ", sharedMemory=" + sharedMemory + ", lowLatencyBytes=" + lowLatencyBytes + "]";
+                + ", sharedMemory=" + sharedMemory + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
+                + (algorithms.isBlank() ? "auto" : algorithms) + "]";
     }
 
     /** Builds a {@link CommConfig}; starts from the environment's values. */
@@ -173,6 +185,7 @@ public final class CommConfig {
         private boolean callerProgress;
         private boolean sharedMemory;
         private long lowLatencyBytes;
+        private String algorithms;
         private String hostId;
         private NetLogger logger;
         private Supplier<NetPluginDiscovery> discovery = NetPluginDiscovery::load;
@@ -211,6 +224,7 @@ public final class CommConfig {
             check(ll >= 0 && ll <= MAX_LL_BYTES, CoreConfig.JCCL_LL_THRESHOLD + "=" + ll + " is outside 0 .. "
                     + MAX_LL_BYTES);
             lowLatencyBytes = protocolAllowsLowLatency(Env.get(CoreConfig.NCCL_PROTO)) ? ll : 0;
+            algorithms(Env.get(CoreConfig.NCCL_ALGO, ""));
             String id = Env.get(CoreConfig.NCCL_HOSTID);
             hostId = id == null || id.isBlank() ? null : id;
         }
@@ -237,6 +251,17 @@ public final class CommConfig {
                 named |= name.equalsIgnoreCase("LL");
             }
             return exclude != named;
+        }
+
+        /**
+         * @param setting NCCL_ALGO's syntax: a comma list of Ring and Tree (NCCL's other names
+         *                accepted, without effect), or {@code ^} and a list to leave out; blank for all
+         * @throws IllegalArgumentException for an unknown name, or one that leaves no algorithm
+         */
+        public Builder algorithms(String setting) {
+            Algorithm.parseAllowed(setting);
+            this.algorithms = setting == null ? "" : setting.strip();
+            return this;
         }
 
         /**

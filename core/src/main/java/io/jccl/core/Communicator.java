@@ -2,10 +2,15 @@ package io.jccl.core;
 
 import io.jccl.core.bootstrap.Bootstrap;
 import io.jccl.core.bootstrap.BootstrapRoot;
+import io.jccl.core.check.CollectiveKind;
+import io.jccl.core.collective.Algorithm;
+import io.jccl.core.collective.DoubleBinaryTree;
 import io.jccl.core.collective.DrainTask;
 import io.jccl.core.collective.Operation;
 import io.jccl.core.collective.OperationBuilder;
 import io.jccl.core.collective.Transfer;
+import io.jccl.core.collective.TreeLinks;
+import io.jccl.core.collective.Tuner;
 import io.jccl.core.config.CoreConfig;
 import io.jccl.core.device.StagedCall;
 import io.jccl.core.device.StreamBridge;
@@ -50,7 +55,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -93,6 +102,8 @@ public final class Communicator implements AutoCloseable {
     private static final int P2P_TAG = 1100;
     /** Bootstrap tag of the low-latency path's set-up. */
     private static final int LL_TAG = 1200;
+    /** Bootstrap tags of tree connections: {@code TREE_TAG + (root * MAX_CHANNELS + channel) * 2 + tree}. */
+    private static final int TREE_TAG = 1 << 20;
     /**
      * Most ranks for the low-latency path through a connection to each rank (the board of ranks
      * that share a host has no such limit): beyond, a rank's many messages cost more than the ring.
@@ -118,6 +129,12 @@ public final class Communicator implements AutoCloseable {
     private final RecvConnection[] p2pRecv;
     private final Proxy proxy;
     private final OperationBuilder.Ring ring;
+    /** The devices of the rings' channels (channel c on devices[c % length]); trees use the same. */
+    private final int[] channelDevices;
+    /** Rings or trees, per call; built alike on every rank from rank 0's NCCL_ALGO. */
+    private final Tuner tuner;
+    /** Tree connections made so far, by {@link #treeKey}: each tree is connected on its first use. */
+    private final Map<Integer, TreeLinks> trees = new HashMap<>();
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
@@ -155,7 +172,7 @@ public final class Communicator implements AutoCloseable {
         try {
             b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
                     layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(),
-                            (int) config.lowLatencyBytes(), config.sharedMemory(),
+                            (int) config.lowLatencyBytes(), algorithmMask(config.algorithms()), config.sharedMemory(),
                             config.hostId() != null ? config.hostId() : defaultHostId()),
                     config.timeout(),
                     config.peerTimeout(), log, this::failed);
@@ -169,6 +186,9 @@ public final class Communicator implements AutoCloseable {
             this.p2pSend = new SendConnection[nranks];
             this.p2pRecv = new RecvConnection[nranks];
             int[] devices = nranks > 1 ? ringDevices(selection.devices()) : new int[] {0};
+            this.channelDevices = devices;
+            this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
+                    : Tuner.NETWORK);
             if (nranks > 1) {
                 made.addAll(connectRings(devices));
             }
@@ -264,7 +284,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, int lowLatencyBytes,
-                                 boolean shm, String hostId) {
+                                 int algorithms, boolean shm, String hostId) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeUTF(netName);
@@ -272,6 +292,7 @@ public final class Communicator implements AutoCloseable {
             out.writeInt(stepBytes);
             out.writeInt(p2pStepBytes);
             out.writeInt(lowLatencyBytes);
+            out.writeInt(algorithms);
             out.writeBoolean(shm);
             out.writeUTF(hostId);
         } catch (IOException e) {
@@ -285,12 +306,12 @@ public final class Communicator implements AutoCloseable {
      * transport. Learns each rank's host id, which decides the peers reached through shared memory.
      */
     private int[] agreeOnLayout(Bootstrap b) {
-        int[] agreed = new int[4];
+        int[] agreed = new int[5];
         String netOfRank0 = null;
         for (int r = 0; r < nranks; r++) {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
                 String netName = in.readUTF();
-                int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt()};
+                int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt()};
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
                 if (r == 0) {
@@ -302,7 +323,7 @@ public final class Communicator implements AutoCloseable {
                             + " but rank 0 uses " + netOfRank0 + ": set NCCL_NET alike on every rank", null);
                 }
                 if (r == rank && !java.util.Arrays.equals(values, agreed)) {
-                    log.warn("rank %d: channels/buffer/LL settings %s differ from rank 0's %s; using rank 0's", rank,
+                    log.warn("rank %d: channels/buffer/LL/algorithm settings %s differ from rank 0's %s; using rank 0's", rank,
                             java.util.Arrays.toString(values), java.util.Arrays.toString(agreed));
                 }
             } catch (IOException e) {
@@ -407,6 +428,110 @@ public final class Communicator implements AutoCloseable {
                 config.timeout(), log, sameHost, onHost, LL_TAG), () -> failure, this::diagnose);
     }
 
+    /** @return NCCL_ALGO's algorithms as bits of {@link Algorithm#ordinal()}, for the layout rank 0 sends */
+    private static int algorithmMask(String setting) {
+        int mask = 0;
+        for (Algorithm a : Algorithm.parseAllowed(setting)) {
+            mask |= 1 << a.ordinal();
+        }
+        return mask;
+    }
+
+    private static Set<Algorithm> algorithmsOf(int mask) {
+        EnumSet<Algorithm> set = EnumSet.noneOf(Algorithm.class);
+        for (Algorithm a : Algorithm.values()) {
+            if ((mask & (1 << a.ordinal())) != 0) {
+                set.add(a);
+            }
+        }
+        return set.isEmpty() ? EnumSet.allOf(Algorithm.class) : set;
+    }
+
+    /** @return whether every rank shares this host and shared memory is on: the tuner's shared-memory costs */
+    private boolean allOnOneHost() {
+        for (int r = 0; r < nranks; r++) {
+            if (r != rank && !onThisHost(r)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * This rank's connections in tree {@code tree} of {@code channel} rooted at {@code root},
+     * connected on first use: every rank's tuner makes the same choice for the same call, so the
+     * ranks of a tree reach this for the same call, and connect in call order.
+     */
+    private TreeLinks treeLinks(int root, int channel, int tree) {
+        int key = treeKey(root, channel, tree);
+        synchronized (trees) {
+            TreeLinks links = trees.get(key);
+            if (links != null) {
+                return links;
+            }
+            DoubleBinaryTree.Node node = DoubleBinaryTree.node(nranks, rank, root, tree);
+            int dev = channelDevices[channel % channelDevices.length];
+            int tag = TREE_TAG + key;
+            String what = "tree " + tree + " (root " + root + ") channel " + channel;
+            List<ConnectionSetup.Request> requests = new ArrayList<>();
+            int parent = node.parent();
+            if (!node.isRoot()) {
+                requests.add(new ConnectionSetup.Request(parent, true, dev, stepBytes, tag, what + " send to parent "
+                        + parent, onThisHost(parent)));
+                requests.add(new ConnectionSetup.Request(parent, false, dev, stepBytes, tag, what + " recv from parent "
+                        + parent, onThisHost(parent)));
+            }
+            for (int child : node.children()) {
+                requests.add(new ConnectionSetup.Request(child, true, dev, stepBytes, tag, what + " send to child "
+                        + child, onThisHost(child)));
+                requests.add(new ConnectionSetup.Request(child, false, dev, stepBytes, tag, what + " recv from child "
+                        + child, onThisHost(child)));
+            }
+            List<Connection> made;
+            try {
+                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+            } catch (JcclException e) {
+                failed(e);
+                throw e;
+            }
+            int k = 0;
+            SendConnection up = null;
+            RecvConnection fromParent = null;
+            if (!node.isRoot()) {
+                up = (SendConnection) made.get(k++);
+                fromParent = (RecvConnection) made.get(k++);
+            }
+            int children = node.children().length;
+            SendConnection[] down = new SendConnection[children];
+            RecvConnection[] fromChildren = new RecvConnection[children];
+            for (int i = 0; i < children; i++) {
+                down[i] = (SendConnection) made.get(k++);
+                fromChildren[i] = (RecvConnection) made.get(k++);
+            }
+            proxy.addConnections(made);
+            links = new TreeLinks(tree, up, fromParent, down, fromChildren);
+            trees.put(key, links);
+            log.info(LogSubsystem.INIT, "rank %d: connected %s: parent %d, children %s", rank, what, parent,
+                    java.util.Arrays.toString(node.children()));
+            return links;
+        }
+    }
+
+    /** @return trees (of a channel and root) this rank has connected so far; for tests */
+    int treeConnections() {
+        synchronized (trees) {
+            return trees.size();
+        }
+    }
+
+    private static int treeKey(int root, int channel, int tree) {
+        return (root * CoreConfig.MAX_CHANNELS + channel) * 2 + tree;
+    }
+
+    private OperationBuilder newBuilder() {
+        return new OperationBuilder(ring, tuner, this::treeLinks);
+    }
+
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
     private boolean onThisHost(int peer) {
         return sharedMemory && hostIds[peer].equals(hostIds[rank]);
@@ -478,12 +603,47 @@ public final class Communicator implements AutoCloseable {
      *         (shared-memory board), Simple (ring, 2 channels) above}
      */
     public String protocols() {
-        String ring = "Simple (ring, " + channels + " channel" + (channels == 1 ? "" : "s") + ")";
+        Set<Algorithm> algorithms = tuner.allowed();
+        String simple = "Simple (" + (algorithms.size() == 2 && nranks > 2 ? "tree or ring, by the tuner, "
+                : algorithms.contains(Algorithm.TREE) && nranks > 2 ? "tree where it applies, " : "ring, ")
+                + channels + " channel" + (channels == 1 ? "" : "s") + ")";
         LowLatencyPath ll = lowLatency;
         if (ll == null) {
-            return ring;
+            return simple;
         }
-        return "LL up to " + ll.maxBytes() + " B a rank (" + ll.describe() + "), " + ring + " above";
+        return "LL up to " + ll.maxBytes() + " B a rank (" + ll.describe() + "), " + simple + " above";
+    }
+
+    /**
+     * What runs a call of {@code kind} of {@code bytes} (the size nccl-tests prints: all-reduce's
+     * buffer, all-gather's output), as the tuner decides on every rank: {@code LL} (on the calling
+     * thread), {@code Tree} or {@code Ring} (through the proxy), {@code P2P} (all-to-all and
+     * send/recv), or {@code local} on one rank.
+     */
+    public String algorithmFor(CollectiveKind kind, long bytes) {
+        if (nranks == 1) {
+            return "local";
+        }
+        long contribution = switch (kind) {
+            case ALL_GATHER -> bytes / nranks;
+            default -> bytes;
+        };
+        Tuner.Collective collective = switch (kind) {
+            case ALL_REDUCE -> Tuner.Collective.ALL_REDUCE;
+            case BROADCAST -> Tuner.Collective.BROADCAST;
+            case REDUCE -> Tuner.Collective.REDUCE;
+            case ALL_GATHER -> Tuner.Collective.ALL_GATHER;
+            case REDUCE_SCATTER -> Tuner.Collective.REDUCE_SCATTER;
+            case ALL_TO_ALL, SEND_RECV -> null;
+        };
+        if (collective == null) {
+            return "P2P";
+        }
+        LowLatencyPath ll = lowLatency;
+        if (ll != null && ll.accepts(contribution)) {
+            return "LL";
+        }
+        return tuner.choose(collective, bytes).ncclName();
     }
 
     /** @return channels (rings) in use; rank 0's setting */
@@ -841,7 +1001,7 @@ public final class Communicator implements AutoCloseable {
         StagedCall call = b.begin(stream, what + " (rank " + rank + ")");
         try {
             Consumer<OperationBuilder> build = stage.apply(call);
-            OperationBuilder builder = new OperationBuilder(ring);
+            OperationBuilder builder = newBuilder();
             build.accept(builder);
             Operation op = new Operation(what);
             op.setGate(call);
@@ -952,7 +1112,7 @@ public final class Communicator implements AutoCloseable {
 
     PendingGroup newPendingGroup() {
         checkUsable();
-        return new PendingGroup(this, new OperationBuilder(ring));
+        return new PendingGroup(this, newBuilder());
     }
 
     private Completion issue(Consumer<OperationBuilder> call) {
@@ -962,7 +1122,7 @@ public final class Communicator implements AutoCloseable {
             call.accept(g.builder);
             return g.operation;
         }
-        OperationBuilder b = new OperationBuilder(ring);
+        OperationBuilder b = newBuilder();
         call.accept(b);
         Operation op = new Operation("operation");
         launch(b, op);

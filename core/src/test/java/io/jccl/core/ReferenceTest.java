@@ -69,7 +69,7 @@ class ReferenceTest {
         long count = 4 * 1000;
         // LL off: the ring carries even this small all-reduce.
         try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
-                .lowLatencyBytes(0).timeout(Duration.ofSeconds(30)).build())) {
+                .lowLatencyBytes(0).algorithms("Ring").timeout(Duration.ofSeconds(30)).build())) {
             List<Long> wrong = ranks.run(rank -> {
                 Communicator c = ranks.comms[rank];
                 MemorySegment mine = Arena.ofAuto().allocate(count * 4);
@@ -99,6 +99,50 @@ class ReferenceTest {
             });
             assertEquals(List.of(0L, 0L, 0L, 0L), wrong);
         }
+    }
+
+    /**
+     * The double binary trees add up each tree: a rank adds its first child's sum to its input,
+     * then its second child's, and sends that up; the root's sum comes down to every rank. Float
+     * sums equal that reference bit for bit on every rank (5 ranks, one channel: the first half of
+     * the buffer goes through tree 0, the second through tree 1).
+     */
+    @Test
+    void randomFloatSumsMatchAReferenceThatAddsUpEachTreeBitForBit() {
+        int n = 5;
+        long count = 4 * 1000;
+        try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
+                .lowLatencyBytes(0).algorithms("Tree").timeout(Duration.ofSeconds(30)).build())) {
+            List<Long> wrong = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment mine = Arena.ofAuto().allocate(count * 4);
+                Random random = new Random(rank);
+                for (long i = 0; i < count; i++) {
+                    mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
+                }
+                MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
+                c.allGather(mine, all, count, DataType.FLOAT32);
+                MemorySegment out = Arena.ofAuto().allocate(count * 4);
+                c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                long bad = 0;
+                for (long i = 0; i < count; i++) {
+                    float ref = treeSum(all, count, n, 0, i < count / 2 ? 0 : 1, i);
+                    if (Float.floatToRawIntBits(ref) != Float.floatToRawIntBits(out.getAtIndex(ValueLayout.JAVA_FLOAT, i))) {
+                        bad++;
+                    }
+                }
+                return bad;
+            });
+            assertEquals(List.of(0L, 0L, 0L, 0L, 0L), wrong);
+        }
+    }
+
+    private static float treeSum(MemorySegment all, long count, int n, int rank, int tree, long i) {
+        float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, rank * count + i);
+        for (int child : io.jccl.core.collective.DoubleBinaryTree.node(n, rank, 0, tree).children()) {
+            acc = treeSum(all, count, n, child, tree, i) + acc;
+        }
+        return acc;
     }
 
     /**

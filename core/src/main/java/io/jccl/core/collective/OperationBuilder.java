@@ -37,17 +37,36 @@ public final class OperationBuilder {
     public record Ring(int rank, int nranks, SendConnection[] send, RecvConnection[] recv, int channels, int stepBytes) {
     }
 
+    /** Where tree tasks get their connections: made on first use, the same on every rank. */
+    public interface TreeSource {
+        /** @return this rank's connections in tree {@code tree} (0 or 1) of {@code channel}, rooted at {@code root} */
+        TreeLinks links(int root, int channel, int tree);
+    }
+
     private final Ring ring;
-    private final List<List<Task>> chains = new ArrayList<>();
+    private final Tuner tuner;
+    private final TreeSource trees;
+    /**
+     * Tasks by the connections they use, each list run in call order: ring channel {@code c} is
+     * lane {@code c}, tree {@code t} of channel {@code c} lane {@code channels + 2c + t}.
+     */
+    private final Map<Integer, List<Task>> chains = new TreeMap<>();
     private final Map<Integer, List<Transfer>> sends = new TreeMap<>();
     private final Map<Integer, List<Transfer>> recvs = new TreeMap<>();
     private final List<String> names = new ArrayList<>();
 
-    public OperationBuilder(Ring ring) {
+    /**
+     * @param tuner chooses between rings and trees
+     * @param trees the tree connections, for the collectives the tuner gives to trees
+     */
+    public OperationBuilder(Ring ring, Tuner tuner, TreeSource trees) {
         this.ring = ring;
-        for (int c = 0; c < Math.max(1, ring.channels()); c++) {
-            chains.add(new ArrayList<>());
-        }
+        this.tuner = tuner;
+        this.trees = trees;
+    }
+
+    private List<Task> lane(int lane) {
+        return chains.computeIfAbsent(lane, k -> new ArrayList<>());
     }
 
     /** @return channels an operation of {@code bytes} uses: one per 64 KiB, up to the communicator's */
@@ -96,9 +115,49 @@ public final class OperationBuilder {
                 break;
             }
             RingAlgorithm a = factory.create(base, count, maxChunk);
-            chains.get(c).add(new RingTask(a, slice, name, n == 1 ? null : ring.send()[c],
+            lane(c).add(new RingTask(a, slice, name, n == 1 ? null : ring.send()[c],
                     n == 1 ? null : ring.recv()[c], kernel, type, op == null ? ReduceOp.SUM : op, n, in, out));
         }
+    }
+
+    /** Slices a tree's share is cut into at least: the pipeline that hides the tree's depth. */
+    static final int MIN_TREE_SLICES = 8;
+    /** Smallest slice of a tree worth a message of its own. */
+    static final long MIN_TREE_SLICE_BYTES = 32 << 10;
+
+    /**
+     * Splits {@code elements} over the channels, each channel's share in two halves, one per tree
+     * of the {@link DoubleBinaryTree} rooted at {@code root}, and adds one tree task per half.
+     */
+    private void splitTree(String name, TreeTask.Shape shape, long elements, DataType type, ReduceOp op, int root,
+                           MemorySegment in, MemorySegment out, ReductionKernel kernel, boolean rootCopies) {
+        names.add(name);
+        if (elements == 0) {
+            return;
+        }
+        int active = activeChannels(elements * type.size());
+        long align = Math.max(1, 64 / type.size());
+        long per = roundUp(RingAlgorithm.ceilDiv(elements, 2L * active), align);
+        long slot = Math.max(1, ring.stepBytes() / type.size());
+        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(per, MIN_TREE_SLICES),
+                MIN_TREE_SLICE_BYTES / type.size()), align));
+        for (int k = 0; k < 2 * active; k++) {
+            long base = k * per;
+            long count = Math.min(per, elements - base);
+            if (count <= 0) {
+                break;
+            }
+            int channel = k / 2;
+            int tree = k % 2;
+            TreeLinks links = trees.links(root, channel, tree);
+            lane(ring.channels() + k).add(new TreeTask(shape, name, links, kernel, type, op == null ? ReduceOp.SUM : op,
+                    ring.nranks(), in, out, base, count, slice, rootCopies));
+        }
+    }
+
+    /** @return whether the tuner gives a call of {@code bytes} to trees */
+    private boolean onTrees(Tuner.Collective collective, long bytes) {
+        return ring.nranks() > 1 && tuner.choose(collective, bytes) == Algorithm.TREE;
     }
 
     private static long roundUp(long value, long multiple) {
@@ -110,6 +169,10 @@ public final class OperationBuilder {
                           ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
+        if (onTrees(Tuner.Collective.ALL_REDUCE, count * type.size())) {
+            splitTree("allReduce", TreeTask.Shape.UP_DOWN, count, type, op, 0, in, out, kernel, false);
+            return;
+        }
         split("allReduce", count, count * type.size(), type, op, in, out, kernel, n, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, avg) : new RingAllReduce(n, ring.rank(), base, c, chunk, avg));
     }
@@ -135,6 +198,10 @@ public final class OperationBuilder {
                           ReductionKernel kernel) {
         int n = ring.nranks();
         boolean rootCopies = ring.rank() == root && !sameMemory(in, out);
+        if (onTrees(Tuner.Collective.BROADCAST, count * type.size())) {
+            splitTree("broadcast", TreeTask.Shape.DOWN, count, type, null, root, in, out, kernel, rootCopies);
+            return;
+        }
         split("broadcast", count, count * type.size(), type, null, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, false)
                 : new RingBroadcast(n, ring.rank(), root, base, c, chunk, rootCopies));
@@ -145,6 +212,10 @@ public final class OperationBuilder {
                        ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
+        if (onTrees(Tuner.Collective.REDUCE, count * type.size())) {
+            splitTree("reduce", TreeTask.Shape.UP, count, type, op, root, in, out, kernel, false);
+            return;
+        }
         split("reduce", count, count * type.size(), type, op, in, out, kernel, 1, (base, c, chunk) -> n == 1
                 ? new LocalCopy(0, base, c, avg) : new RingReduce(n, ring.rank(), root, base, c, chunk, avg));
     }
@@ -241,7 +312,7 @@ public final class OperationBuilder {
     public Task[] build(IntFunction<SendConnection> p2pSend, IntFunction<RecvConnection> p2pRecv,
                         ReductionKernel kernel) {
         List<Task> tasks = new ArrayList<>();
-        for (List<Task> chain : chains) {
+        for (List<Task> chain : chains.values()) {
             if (chain.size() == 1) {
                 tasks.add(chain.get(0));
             } else if (!chain.isEmpty()) {

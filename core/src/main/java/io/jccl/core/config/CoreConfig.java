@@ -56,6 +56,14 @@ public final class CoreConfig {
                     + "Rank 0's value holds for every rank.")
     public static final String NCCL_PROTO = "NCCL_PROTO";
 
+    @EnvVar(defaultValue = "",
+            description = "Algorithms allowed, NCCL's syntax: a comma list of Ring and Tree, or ^ and the list to "
+                    + "exclude (NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree and PAT are accepted and have no "
+                    + "effect). Unset: the tuner chooses per call between rings and double binary trees (trees for "
+                    + "all-reduce, broadcast and reduce of 3 ranks or more, up to the size where rings get faster); "
+                    + "all-gather, reduce-scatter and Tree alone run on rings. Rank 0's value holds for every rank.")
+    public static final String NCCL_ALGO = "NCCL_ALGO";
+
     @EnvVar(defaultValue = "65536",
             description = "Largest contribution (bytes one rank publishes: the buffer of all-reduce, broadcast and "
                     + "reduce, the send buffer of all-gather and of reduce-scatter) that a collective sends with the "

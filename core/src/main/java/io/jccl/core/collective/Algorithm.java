@@ -1,0 +1,63 @@
+package io.jccl.core.collective;
+
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * How a collective's data travels between ranks, by NCCL's names ({@code NCCL_ALGO}).
+ */
+public enum Algorithm {
+    /** Around a ring of all ranks: every collective; best bandwidth on a flat network. */
+    RING("Ring"),
+    /** Up and down two binary trees ({@link DoubleBinaryTree}): all-reduce, broadcast and reduce; fewer hops. */
+    TREE("Tree");
+
+    /** NCCL's algorithms that JCCL does not have, accepted in NCCL_ALGO so that NCCL's settings carry over. */
+    private static final Set<String> NCCL_ONLY = Set.of("collnet", "collnetdirect", "collnetchain", "nvls", "nvlstree",
+            "pat");
+
+    private final String ncclName;
+
+    Algorithm(String ncclName) {
+        this.ncclName = ncclName;
+    }
+
+    /** @return NCCL's name, e.g. {@code Tree} */
+    public String ncclName() {
+        return ncclName;
+    }
+
+    /**
+     * NCCL_ALGO: a comma list of algorithms to use, or {@code ^} and a list to leave out, names in
+     * any case. NCCL's algorithms that JCCL lacks (CollNetDirect, CollNetChain, NVLS, NVLSTree,
+     * PAT) are accepted and have no effect.
+     *
+     * @return the algorithms allowed; every one for {@code null} or blank
+     * @throws IllegalArgumentException for an unknown name, or a setting that leaves no JCCL algorithm
+     */
+    public static Set<Algorithm> parseAllowed(String setting) {
+        if (setting == null || setting.isBlank()) {
+            return EnumSet.allOf(Algorithm.class);
+        }
+        String list = setting.strip();
+        boolean exclude = list.startsWith("^");
+        EnumSet<Algorithm> named = EnumSet.noneOf(Algorithm.class);
+        for (String part : (exclude ? list.substring(1) : list).split(",")) {
+            String name = part.strip().toLowerCase(Locale.ROOT);
+            Algorithm a = name.equals("ring") ? RING : name.equals("tree") ? TREE : null;
+            if (a != null) {
+                named.add(a);
+            } else if (!NCCL_ONLY.contains(name)) {
+                throw new IllegalArgumentException("NCCL_ALGO=" + setting + ": unknown algorithm '" + part.strip()
+                        + "' (allowed: Ring, Tree, and NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT, "
+                        + "which JCCL does not have; a list, or ^list to exclude)");
+            }
+        }
+        EnumSet<Algorithm> allowed = exclude ? EnumSet.complementOf(named) : named;
+        if (allowed.isEmpty()) {
+            throw new IllegalArgumentException("NCCL_ALGO=" + setting + " leaves none of JCCL's algorithms (Ring, Tree)");
+        }
+        return allowed;
+    }
+}

@@ -1,0 +1,95 @@
+package io.jccl.core.collective;
+
+import java.util.Set;
+
+/**
+ * Chooses the algorithm of each collective by NCCL's model: the time of a call is a latency plus
+ * its bytes over a bandwidth, per algorithm, and the fastest predicted wins. Every rank builds the
+ * same tuner from rank 0's settings, so all choose alike for the same call.
+ *
+ * <p>A ring all-reduce takes {@code 2(n-1)} steps one after the other and moves
+ * {@code 2(n-1)/n} times the data through each rank; a tree all-reduce takes {@code 2 depth}
+ * hops and moves the data about once up and once down, with more copies per rank (an inner node
+ * adds two children's sums and feeds two children). Trees therefore win up to some size and
+ * rings above it; the constants below are what makes the crossover land where measurements put it
+ * (see {@code bench/mpi/README.md}, "Rings and trees").
+ */
+public final class Tuner {
+    /** The collectives the tuner chooses for. */
+    public enum Collective {
+        ALL_REDUCE, BROADCAST, REDUCE, ALL_GATHER, REDUCE_SCATTER;
+
+        boolean hasTree() {
+            return this == ALL_REDUCE || this == BROADCAST || this == REDUCE;
+        }
+    }
+
+    /**
+     * Costs of one path: a hop's latency and a rank's copy bandwidth.
+     *
+     * @param hopMicros       time of one step or hop of a small message, in microseconds
+     * @param bytesPerMicro   bytes a rank pushes through the ring per microsecond
+     * @param treeEfficiency  a tree's bandwidth per byte it moves, relative to the ring's: below 1, as
+     *                        a tree's slices wait on two children and feed two
+     */
+    public record Costs(double hopMicros, double bytesPerMicro, double treeEfficiency) {
+    }
+
+    /** Shared memory (all ranks on one host): measured on a 2-core host, 4 ranks. */
+    public static final Costs SHARED_MEMORY = new Costs(4.0, 2000, 0.55);
+    /** A network transport between ranks: measured through JcclSocket on loopback, 4 ranks. */
+    public static final Costs NETWORK = new Costs(20.0, 900, 0.55);
+
+    private final int nranks;
+    private final int depth;
+    private final Set<Algorithm> allowed;
+    private final Costs costs;
+
+    /**
+     * @param nranks  ranks of the communicator
+     * @param allowed NCCL_ALGO's algorithms
+     * @param costs   the costs of the path between ranks
+     */
+    public Tuner(int nranks, Set<Algorithm> allowed, Costs costs) {
+        this.nranks = nranks;
+        this.depth = DoubleBinaryTree.depth(nranks);
+        this.allowed = Set.copyOf(allowed);
+        this.costs = costs;
+    }
+
+    /** @return the algorithm for a call of {@code bytes} (the buffer of all-reduce, broadcast and reduce) */
+    public Algorithm choose(Collective collective, long bytes) {
+        if (!collective.hasTree() || nranks < 3 || !allowed.contains(Algorithm.TREE)) {
+            return Algorithm.RING;
+        }
+        if (!allowed.contains(Algorithm.RING)) {
+            return Algorithm.TREE;
+        }
+        return predictMicros(Algorithm.TREE, collective, bytes) < predictMicros(Algorithm.RING, collective, bytes)
+                ? Algorithm.TREE : Algorithm.RING;
+    }
+
+    /**
+     * @return the model's time of a call, in microseconds
+     */
+    public double predictMicros(Algorithm algorithm, Collective collective, long bytes) {
+        int n = nranks;
+        boolean allReduce = collective == Collective.ALL_REDUCE;
+        if (algorithm == Algorithm.TREE) {
+            int hops = allReduce ? 2 * depth : depth;
+            // Every rank sends and receives the data once per direction (half in each tree: all of
+            // it in the tree where it forwards to two children, none in the one where it is a leaf).
+            double traffic = allReduce ? 2.0 : 1.0;
+            return hops * costs.hopMicros() + bytes * traffic / (costs.bytesPerMicro() * costs.treeEfficiency());
+        }
+        int steps = allReduce ? 2 * (n - 1) : n - 1;
+        double traffic = allReduce ? 2.0 * (n - 1) / n : collective == Collective.BROADCAST
+                || collective == Collective.REDUCE ? 1.0 : (n - 1.0) / n;
+        return steps * costs.hopMicros() + bytes * traffic / costs.bytesPerMicro();
+    }
+
+    /** @return the algorithms NCCL_ALGO allows */
+    public Set<Algorithm> allowed() {
+        return allowed;
+    }
+}
