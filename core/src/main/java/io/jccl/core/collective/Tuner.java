@@ -25,20 +25,38 @@ public final class Tuner {
     }
 
     /**
-     * Costs of one path: a hop's latency and a rank's copy bandwidth.
+     * Costs of one path, fitted to measurements ({@code bench/trees/crossover.sh}).
      *
-     * @param hopMicros       time of one step or hop of a small message, in microseconds
-     * @param bytesPerMicro   bytes a rank pushes through the ring per microsecond
-     * @param treeEfficiency  a tree's bandwidth per byte it moves, relative to the ring's: below 1, as
-     *                        a tree's slices wait on two children and feed two
+     * @param ringStepMicros          time of one ring step of a small message
+     * @param treeHopMicrosPerRank    time of one tree hop, per rank of the communicator: a hop
+     *                                waits on two children and feeds two, and measured hops got
+     *                                slower as more ranks shared the host (68 us at 4 ranks, 250
+     *                                to 270 at 8, through JcclSocket on a 16-core host)
+     * @param bytesPerMicro           bytes a rank of 4 moves per microsecond, ring or tree alike
+     * @param sharedBandwidth         whether the ranks share that bandwidth (loopback TCP: a rank of
+     *                                8 gets half of a rank of 4's), else each rank has its own
+     * @param treeEfficiency          a tree's bandwidth per byte it moves relative to the ring's:
+     *                                below 1, as a tree's slices wait on two children and feed two
      */
-    public record Costs(double hopMicros, double bytesPerMicro, double treeEfficiency) {
+    public record Costs(double ringStepMicros, double treeHopMicrosPerRank, double bytesPerMicro,
+                        boolean sharedBandwidth, double treeEfficiency) {
+        double bandwidth(int nranks) {
+            return sharedBandwidth ? bytesPerMicro * 4 / Math.max(1, nranks) : bytesPerMicro;
+        }
     }
 
-    /** Shared memory (all ranks on one host): measured on a 2-core host, 4 ranks. */
-    public static final Costs SHARED_MEMORY = new Costs(4.0, 2000, 0.55);
-    /** A network transport between ranks: measured through JcclSocket on loopback, 4 ranks. */
-    public static final Costs NETWORK = new Costs(20.0, 900, 0.55);
+    /**
+     * Shared memory (all ranks on one host). 16-core host, 4 and 8 ranks, LL off: the ring's steps
+     * take 1.2 to 1.3 us, a tree's hops 1.0 (4 ranks) to 3.9 (8), and the ring is faster from
+     * 64 KiB up at both counts, so above the LL threshold rings run.
+     */
+    public static final Costs SHARED_MEMORY = new Costs(1.25, 0.3, 3600, false, 0.8);
+    /**
+     * A network transport between ranks: JcclSocket on loopback, same host. Trees are faster up to
+     * 256 KiB on 4 ranks (333 against 554 us at 64 KiB), rings from 512 KiB; on 8 ranks rings win
+     * from 256 KiB (and at 64 KiB), trees only at 128 KiB, by 13%.
+     */
+    public static final Costs NETWORK = new Costs(90, 26, 2500, true, 0.87);
 
     private final int nranks;
     private final int depth;
@@ -80,12 +98,13 @@ public final class Tuner {
             // Every rank sends and receives the data once per direction (half in each tree: all of
             // it in the tree where it forwards to two children, none in the one where it is a leaf).
             double traffic = allReduce ? 2.0 : 1.0;
-            return hops * costs.hopMicros() + bytes * traffic / (costs.bytesPerMicro() * costs.treeEfficiency());
+            return hops * costs.treeHopMicrosPerRank() * n + bytes * traffic / (costs.bandwidth(n)
+                    * costs.treeEfficiency());
         }
         int steps = allReduce ? 2 * (n - 1) : n - 1;
         double traffic = allReduce ? 2.0 * (n - 1) / n : collective == Collective.BROADCAST
                 || collective == Collective.REDUCE ? 1.0 : (n - 1.0) / n;
-        return steps * costs.hopMicros() + bytes * traffic / costs.bytesPerMicro();
+        return steps * costs.ringStepMicros() + bytes * traffic / costs.bandwidth(n);
     }
 
     /** @return the algorithms NCCL_ALGO allows */
