@@ -16,6 +16,11 @@
 #                       JcclSocket's isend and irecv were still C1 with profiling (tier 3) after
 #                       4000 rounds (-XX:+PrintCompilation), as many as the first lat runs made.
 #                       summarize.py takes 8 B from these runs if present
+#   run.sh package LIB...  all_reduce and sendrecv, -c 1, through each LIB (DIR/libnccl-net-NAME.so
+#                       that `jccl package --jlink` made) with nothing of JCCL set but NCCL_NET_PLUGIN=LIB:
+#                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names
+#                       the transport and its runtime/ runs it. Non-zero exit on any #wrong, crash,
+#                       hang, or NCCL not using the package's transport
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
 #                       pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
@@ -38,8 +43,11 @@ timeout_s=${JCCL_NCCL_TESTS_TIMEOUT:-180}
 mkdir -p "$out"
 export JCCL_JAVA_HOME=${JCCL_JAVA_HOME:-${JAVA_HOME:-}}
 plugin=$dev/jccl/libnccl-net.so
-[ -f "$plugin" ] || { echo "no $plugin: run pack.sh on the build machine and carry .device" >&2; exit 2; }
-[ -n "$JCCL_JAVA_HOME" ] || { echo "set JAVA_HOME or JCCL_JAVA_HOME to a JDK 22+" >&2; exit 2; }
+# The shim of this build and a JDK, for every command but package (which brings its own).
+needs_shim() {
+  [ -f "$plugin" ] || { echo "no $plugin: run pack.sh on the build machine and carry .device" >&2; exit 2; }
+  [ -n "$JCCL_JAVA_HOME" ] || { echo "set JAVA_HOME or JCCL_JAVA_HOME to a JDK 22+" >&2; exit 2; }
+}
 
 build_nccl_tests() {
   [ -x "$build/bin/all_reduce_perf" ] && return 0
@@ -65,7 +73,8 @@ config_env() {
   # NCCL_RUNTIME_CONNECT=0: every connection is made at init, so that the first size measured
   # does not carry the lazy connection set-up of NCCL 2.22+
   local -a env=(NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_TESTS_DEVICE=0
-                NCCL_RUNTIME_CONNECT=0 JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
+                NCCL_RUNTIME_CONNECT=0)
+  [[ $spec == pkg=* ]] || env+=(JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
   [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && env+=(CUDA_MPS_PIPE_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY")
   IFS=+ read -r -a parts <<< "$spec"
   base=${parts[0]}
@@ -77,6 +86,8 @@ config_env() {
     jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
     before) env+=(NCCL_NET_PLUGIN="$dev/jccl-before/libnccl-net.so" NCCL_NET=JcclSocket) ;;
     socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
+    # nothing of JCCL: the wrapper in run_one drops JAVA_HOME and JCCL_JAVA_HOME too
+    pkg=*) env+=(NCCL_NET_PLUGIN="${base#pkg=}" PACKAGE_ONLY=1) ;;
     *) echo "unknown configuration $spec" >&2; return 1 ;;
   esac
   [ -n "$layout" ] && env+=(NCCL_SOCKET_NTHREADS=${layout%x*} NCCL_NSOCKS_PERTHREAD=${layout#*x})
@@ -92,11 +103,13 @@ run_one() {
   local root_flags=(); [ "$(id -u)" = 0 ] && root_flags=(--allow-run-as-root)
   timeout -k 10 "$timeout_s" mpirun "${root_flags[@]}" --bind-to "${JCCL_MPI_BIND:-none}" -np 2 \
     "${xs[@]}" \
-    sh -c 'NCCL_HOSTID=jccl-host-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
+    sh -c '[ -z "$PACKAGE_ONLY" ] || unset JAVA_HOME JCCL_JAVA_HOME PACKAGE_ONLY;
+           NCCL_HOSTID=jccl-host-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
   echo $?
 }
 
 check() {
+  needs_shim
   build_nccl_tests || exit 1
   local failures=0 v coll log rc loaded problem accepted_max=0
   printf '%-8s %-16s %-8s %-10s %s\n' version collective exit oob problem | tee "$out/check.txt"
@@ -128,6 +141,7 @@ check() {
 }
 
 bench() {
+  needs_shim
   build_nccl_tests || exit 1
   local spec coll tag
   for spec in "$@"; do
@@ -141,6 +155,7 @@ bench() {
 }
 
 lat() {
+  needs_shim
   build_nccl_tests || exit 1
   local spec coll tag
   for spec in "$@"; do
@@ -151,6 +166,32 @@ lat() {
       echo "$spec $coll (8 B, warm) exit $rc"
     done
   done
+}
+
+package() {
+  build_nccl_tests || exit 1
+  local failures=0 lib name net coll log rc oob problem
+  printf '%-24s %-12s %-8s %-6s %s\n' package collective exit oob problem | tee "$out/package.txt"
+  for lib in "$@"; do
+    name=$(basename "$lib" .so)
+    net=$(sed -n 's/^ *JCCL_SHIM_NET *= *//p' "${lib%.so}.properties" 2>/dev/null | head -1)
+    for coll in ${JCCL_CHECK_COLLS:-all_reduce sendrecv}; do
+      log="$out/package-$name-$coll.log"
+      rc=$(run_one "$log" "pkg=$lib" "${coll}_perf" -b 8 -e 64M -f 8 -g 1 -c 1 -n 5 -w 2)
+      oob=$(grep -o 'Out of bounds values *: *[0-9]*' "$log" | grep -o '[0-9]*$' | sort -n | tail -1)
+      problem=""
+      [ -z "$net" ] && problem="no JCCL_SHIM_NET in ${lib%.so}.properties"
+      [ -z "$problem" ] && { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && problem="hang (killed after ${timeout_s} s)"
+      [ -z "$problem" ] && grep -qiE 'segmentation fault|signal [0-9]+|core dumped|SIGSEGV' "$log" && problem="crash"
+      [ -z "$problem" ] && [ "$rc" != 0 ] && problem="exit $rc: $(grep -m1 -iE 'error|warn' "$log" | cut -c1-200)"
+      [ -z "$problem" ] && [ "${oob:-x}" != 0 ] && problem="wrong results (out of bounds: ${oob:-none reported})"
+      [ -z "$problem" ] && ! grep -q "Using network $net" "$log" && problem="NCCL did not use $net"
+      [ -n "$problem" ] && failures=$((failures + 1))
+      printf '%-24s %-12s %-8s %-6s %s\n' "$name" "$coll" "$rc" "${oob:--}" "${problem:-ok}" | tee -a "$out/package.txt"
+    done
+  done
+  echo "failures: $failures" | tee -a "$out/package.txt"
+  [ "$failures" = 0 ]
 }
 
 ceilings() {
@@ -182,6 +223,7 @@ case ${1:-} in
   bench) shift; bench "$@" ;;
   lat) shift; lat "$@" ;;
   ceilings) ceilings ;;
+  package) shift; package "$@" ;;
   build) build_nccl_tests ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

@@ -324,7 +324,7 @@ final class PackageCommand implements Callable<Integer> {
             }
         }
         runTool(jlinkTool, List.of("--add-modules", String.join(",", modules), "--output", runtime.toString(),
-                "--strip-debug", "--no-man-pages", "--no-header-files"));
+                "--strip-debug", "--no-man-pages", "--no-header-files", "--compress=zip-6"));
         return List.copyOf(modules);
     }
 
