@@ -30,8 +30,9 @@ public final class Tuner {
      * @param ringStepMicros          time of one ring step of a small message
      * @param treeHopMicrosPerRank    time of one tree hop, per rank of the communicator: a hop
      *                                waits on two children and feeds two, and measured hops got
-     *                                slower as more ranks shared the host (68 us at 4 ranks, 250
-     *                                to 270 at 8, through JcclSocket on a 16-core host)
+     *                                slower as more ranks shared the host (JcclSocket on a
+     *                                16-core host: a tree's 64 KiB all-reduce on 8 ranks took 2.1
+     *                                to 5 times its time on 4, for 6 hops instead of 4)
      * @param bytesPerMicro           bytes a rank of 4 moves per microsecond, ring or tree alike
      * @param sharedBandwidth         whether the ranks share that bandwidth (loopback TCP: a rank of
      *                                8 gets half of a rank of 4's), else each rank has its own
@@ -52,11 +53,13 @@ public final class Tuner {
      */
     public static final Costs SHARED_MEMORY = new Costs(1.25, 0.3, 3600, false, 0.8);
     /**
-     * A network transport between ranks: JcclSocket on loopback, same host. Trees are faster up to
-     * 256 KiB on 4 ranks (333 against 554 us at 64 KiB), rings from 512 KiB; on 8 ranks rings win
-     * from 256 KiB (and at 64 KiB), trees only at 128 KiB, by 13%.
+     * A network transport between ranks: JcclSocket on loopback, same 16-core host, two runs of
+     * two rounds: trees are faster up to 256 KiB and rings from 512 KiB, on 4 ranks (64 KiB: 334
+     * against 554 us) and on 8 (64 KiB: 810 against 1142; 512 KiB: 3812 against 2476). Both
+     * crossovers at about 384 KiB fix the step and hop costs, as a tree's hop grew with the ranks
+     * on the host and a ring's step did not.
      */
-    public static final Costs NETWORK = new Costs(90, 26, 2500, true, 0.87);
+    public static final Costs NETWORK = new Costs(51, 11.3, 2500, true, 0.87);
 
     private final int nranks;
     private final int depth;

@@ -51,7 +51,10 @@ class TunerTest {
             assertEquals(Algorithm.RING, net4.choose(Tuner.Collective.ALL_REDUCE, kib << 10), "4 ranks TCP " + kib + " KiB");
         }
         Tuner net8 = new Tuner(8, ALL, Tuner.NETWORK);
-        for (long kib : new long[] {256, 1024, 65536}) {
+        for (long kib : new long[] {64, 128, 256}) {
+            assertEquals(Algorithm.TREE, net8.choose(Tuner.Collective.ALL_REDUCE, kib << 10), "8 ranks TCP " + kib + " KiB");
+        }
+        for (long kib : new long[] {512, 1024, 65536}) {
             assertEquals(Algorithm.RING, net8.choose(Tuner.Collective.ALL_REDUCE, kib << 10), "8 ranks TCP " + kib + " KiB");
         }
         for (int n : new int[] {4, 8}) {
