@@ -660,6 +660,175 @@ public final class Communicator implements AutoCloseable {
         return failure;
     }
 
+    // ------------------------------------------------------------------ elastic membership
+
+    /**
+     * NCCL's {@code ncclCommRevoke}: this rank's pending and later operations fail at once, and so
+     * do every other rank's (it is told, as of a failure), so that no rank waits on a rank that
+     * will not come. The communicator can then be {@link #shrink shrunk}, and must still be
+     * {@link #abort aborted} (or closed) to release it. Returns at once; calling it again, or on a
+     * failed communicator, does nothing more.
+     */
+    public void revoke() {
+        if (state == CLOSED) {
+            throw JcclException.invalidUsage("revoke: the communicator of rank " + rank + " is closed");
+        }
+        failed(new JcclException(NetResult.REMOTE_ERROR, rank, "rank " + rank + " revoked the communicator", null));
+    }
+
+    /**
+     * NCCL's {@code ncclCommShrink}: a new communicator of every rank but {@code excluded}, made
+     * by the survivors among themselves (no unique id from outside). Every surviving rank calls
+     * it with the same excluded ranks, typically after a failure ({@link #asyncError()} names the
+     * rank that failed); excluded ranks do not call it. This communicator is revoked first (its
+     * pending operations fail) and stays to be {@link #abort aborted}.
+     *
+     * <p>The survivors keep their order: rank {@code r} becomes {@code r} minus the excluded ranks
+     * below it. The lowest survivor leads: it collects every other survivor's excluded list over
+     * the bootstrap links (which outlive the failure), checks they agree, and hands out the new
+     * communicator's id; all then join it. Bounded by the communicator's timeout: a survivor that
+     * dies, or one that does not call, fails the others with an error naming it.
+     *
+     * @param excluded the ranks to leave out (dead, frozen, or leaving on purpose); may be empty
+     * @return this rank's communicator among the survivors
+     * @throws JcclException {@link NetResult#INVALID_ARGUMENT} if the list names this rank, a rank
+     *                       twice or no rank of this communicator; {@link NetResult#INVALID_USAGE}
+     *                       if the survivors' lists differ; the failure of a survivor otherwise
+     */
+    public Communicator shrink(int... excluded) {
+        if (state == CLOSED) {
+            throw JcclException.invalidUsage("shrink: the communicator of rank " + rank + " is closed");
+        }
+        int[] sorted = excluded == null ? new int[0] : excluded.clone();
+        java.util.Arrays.sort(sorted);
+        for (int i = 0; i < sorted.length; i++) {
+            if (sorted[i] < 0 || sorted[i] >= nranks) {
+                throw JcclException.invalidArgument("shrink: rank " + sorted[i] + " is outside 0.." + (nranks - 1));
+            }
+            if (i > 0 && sorted[i] == sorted[i - 1]) {
+                throw JcclException.invalidArgument("shrink: rank " + sorted[i] + " is excluded twice");
+            }
+            if (sorted[i] == rank) {
+                throw JcclException.invalidArgument("shrink: rank " + rank + " excludes itself: excluded ranks do "
+                        + "not call shrink");
+            }
+        }
+        List<Integer> survivors = new ArrayList<>();
+        for (int r = 0; r < nranks; r++) {
+            if (java.util.Arrays.binarySearch(sorted, r) < 0) {
+                survivors.add(r);
+            }
+        }
+        revoke();
+        int leader = survivors.get(0);
+        String mine = java.util.Arrays.toString(sorted);
+        Duration wait = config.timeout();
+        // Every caller tells every rank not known dead which ranks it excludes, so that survivors
+        // whose lists differ all learn it, even one that the other excludes.
+        byte[] list = concat(new byte[] {LIST}, mine.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        for (int r = 0; r < nranks; r++) {
+            if (r != rank && !bootstrap.isGone(r)) {
+                try {
+                    bootstrap.sendRecovery(r, list);
+                } catch (JcclException e) {
+                    log.info(LogSubsystem.INIT, "rank %d: shrink: rank %d did not take the list: %s", rank, r,
+                            e.getMessage());
+                }
+            }
+        }
+        String disagreement = null;
+        for (int r : survivors) {
+            if (r == rank) {
+                continue;
+            }
+            byte[] theirs = bootstrap.receiveRecovery(r, wait);
+            String text = recoveryText(java.util.Arrays.copyOfRange(theirs, 1, theirs.length));
+            if (theirs[0] != LIST || !text.equals(mine)) {
+                disagreement = "rank " + r + " excludes " + text + " where rank " + rank + " excludes " + mine;
+                break;
+            }
+        }
+        if (disagreement != null) {
+            throw JcclException.invalidUsage("shrink: the survivors disagree on the ranks to exclude: " + disagreement
+                    + " (every survivor must pass the same ranks)");
+        }
+        // All agree: the lowest survivor starts the new communicator's root and hands out its id.
+        UniqueId id;
+        if (rank == leader) {
+            id = UniqueId.create(wait);
+            byte[] message = concat(new byte[] {ID}, id.toBytes());
+            for (int r : survivors.subList(1, survivors.size())) {
+                bootstrap.sendRecovery(r, message);
+            }
+        } else {
+            byte[] message = bootstrap.receiveRecovery(leader, wait);
+            if (message.length == 0 || message[0] != ID) {
+                throw new JcclException(NetResult.INTERNAL_ERROR, leader, "shrink: rank " + leader + " sent no id", null);
+            }
+            id = UniqueId.fromBytes(java.util.Arrays.copyOfRange(message, 1, message.length));
+        }
+        log.info(LogSubsystem.INIT, "rank %d: shrinking to %d ranks without %s (led by rank %d)", rank,
+                survivors.size(), mine, leader);
+        return init(survivors.size(), id, survivors.indexOf(rank), config);
+    }
+
+    /**
+     * NCCL's {@code ncclCommGetUniqueId} for growing: starts the bootstrap root of a larger
+     * communicator on this rank and returns its id, which the caller hands to the new processes
+     * (they join with {@link #init(int, UniqueId, int, CommConfig)} as ranks {@code size()} and up)
+     * and passes to its own {@link #grow}. One rank of the communicator calls it.
+     */
+    public UniqueId growId() {
+        checkUsable();
+        return UniqueId.create(config.timeout());
+    }
+
+    /**
+     * NCCL's {@code ncclCommGrow}: every rank of this communicator joins a communicator of
+     * {@code newSize} ranks, keeping its rank; new processes join as ranks {@code size()} to
+     * {@code newSize - 1} with the id of {@link #growId()}. The rank that issued the id passes it,
+     * the others {@code null}: they learn it from that rank over this communicator's bootstrap.
+     * This communicator stays usable until it is closed.
+     *
+     * @throws JcclException {@link NetResult#INVALID_ARGUMENT} if {@code newSize} is not larger,
+     *                       {@link NetResult#INVALID_USAGE} if no rank or several passed an id
+     */
+    public Communicator grow(int newSize, UniqueId id) {
+        checkUsable();
+        if (newSize <= nranks) {
+            throw JcclException.invalidArgument("grow: the new size " + newSize + " is not larger than " + nranks);
+        }
+        byte[][] all = bootstrap.allGather(id == null ? new byte[0] : id.toBytes());
+        UniqueId agreed = null;
+        int issuers = 0;
+        for (byte[] b : all) {
+            if (b.length > 0) {
+                issuers++;
+                agreed = UniqueId.fromBytes(b);
+            }
+        }
+        if (issuers != 1) {
+            throw JcclException.invalidUsage("grow: " + issuers + " ranks passed an id; exactly one rank (the one that "
+                    + "called growId) passes it, the others null");
+        }
+        log.info(LogSubsystem.INIT, "rank %d: growing from %d to %d ranks", rank, nranks, newSize);
+        return init(newSize, agreed, rank, config);
+    }
+
+    /** Recovery messages of {@link #shrink}: a survivor's excluded ranks, then the leader's new id. */
+    private static final byte LIST = 1;
+    private static final byte ID = 2;
+
+    private static String recoveryText(byte[] b) {
+        return new String(b, java.nio.charset.StandardCharsets.UTF_8);
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] c = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, c, a.length, b.length);
+        return c;
+    }
+
     // ------------------------------------------------------------------ collectives
 
     /** NCCL's {@code ncclAllReduce}: every rank's {@code recv} gets the reduction of every rank's {@code send}. */

@@ -54,6 +54,8 @@ public final class Bootstrap implements AutoCloseable {
     private final PeerLink[] links;
     private final Object[] linkLocks;
     private final Map<Long, ArrayDeque<byte[]>> mailbox = new HashMap<>();
+    /** {@link Wire#RECOVERY} messages by sender: they outlive a failure of the communicator. */
+    private final Map<Integer, ArrayDeque<byte[]>> recovery = new HashMap<>();
     private final String[] gone;
     private final boolean[] left;
     private final long[] lastHeard;
@@ -306,6 +308,59 @@ public final class Bootstrap implements AutoCloseable {
     }
 
     /**
+     * Sends a recovery message (survivors agreeing on a smaller communicator): unlike
+     * {@link #send}, it goes even after the communicator failed; only a peer known dead refuses it.
+     */
+    public void sendRecovery(int peer, byte[] payload) {
+        PeerLink l = link(peer, System.nanoTime() + timeoutNanos);
+        try {
+            l.send(rank, Wire.RECOVERY, payload);
+        } catch (IOException e) {
+            String why = describe(peer) + ": bootstrap link broke: " + e.getMessage();
+            peerGone(peer, why);
+            throw new JcclException(NetResult.REMOTE_ERROR, peer, why, e);
+        }
+    }
+
+    /**
+     * Waits for a recovery message from {@code peer}, also after a failure. Bounded: fails when
+     * the peer is known dead or after {@code timeout}.
+     */
+    public byte[] receiveRecovery(int peer, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        synchronized (mailbox) {
+            while (true) {
+                ArrayDeque<byte[]> q = recovery.get(peer);
+                if (q != null && !q.isEmpty()) {
+                    return q.poll();
+                }
+                if (gone[peer] != null) {
+                    throw new JcclException(NetResult.REMOTE_ERROR, peer, gone[peer]);
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw new JcclException(NetResult.TIMEOUT, peer, "rank " + rank + " waited " + timeout.toMillis()
+                            + " ms for " + describe(peer) + " to agree on the survivors: is it alive and shrinking "
+                            + "too?", null);
+                }
+                try {
+                    mailbox.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new JcclException(NetResult.SYSTEM_ERROR, JcclException.NO_RANK, "interrupted", e);
+                }
+            }
+        }
+    }
+
+    /** @return whether this bootstrap has seen {@code peer} die or freeze */
+    public boolean isGone(int peer) {
+        synchronized (mailbox) {
+            return gone[peer] != null;
+        }
+    }
+
+    /**
      * NCCL's ring all-gather over the bootstrap: {@code nranks - 1} steps, each passing one entry on.
      *
      * @return every rank's bytes, by rank
@@ -510,6 +565,12 @@ public final class Bootstrap implements AutoCloseable {
                 }
                 case Wire.ABORT -> onAbortNotice(src, payload);
                 case Wire.STATUS_QUERY -> answerStatus(src);
+                case Wire.RECOVERY -> {
+                    synchronized (mailbox) {
+                        recovery.computeIfAbsent(src, k -> new ArrayDeque<>()).add(payload);
+                        mailbox.notifyAll();
+                    }
+                }
                 default -> {
                     synchronized (mailbox) {
                         mailbox.computeIfAbsent(((long) src << 32) | (tag & 0xffffffffL), k -> new ArrayDeque<>())

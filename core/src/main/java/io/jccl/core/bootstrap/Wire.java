@@ -32,6 +32,11 @@ final class Wire {
     static final int STATUS_QUERY = 30;
     /** The answer: {@code issued(8)}. */
     static final int STATUS_REPLY = 31;
+    /**
+     * Recovery after a failure (shrinking the communicator): delivered and sent even once the
+     * communicator has failed, which stops every other tag.
+     */
+    static final int RECOVERY = 40;
     /** Tags from here up belong to the engine ({@link Bootstrap#send}). */
     static final int FIRST_USER_TAG = 1000;
 
