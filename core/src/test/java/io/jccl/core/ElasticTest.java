@@ -39,9 +39,22 @@ class ElasticTest {
         return CommConfig.builder().timeout(Duration.ofSeconds(30)).peerTimeout(Duration.ofSeconds(2)).build();
     }
 
+    /** Times of one scenario, in milliseconds, the slowest survivor's. */
+    record Times(long detect, long shrink, long grow) {
+    }
+
     @ParameterizedTest(name = "{0} ranks, {1} stopping, seed {2}")
     @CsvSource({"2, 1, 1", "3, 1, 2", "4, 1, 3", "4, 2, 4", "8, 2, 5", "5, 1, 6"})
     void survivorsShrinkAndGrowBackWithCorrectResults(int n, int stopping, long seed) throws Exception {
+        scenario(n, stopping, seed);
+    }
+
+    /**
+     * Runs the scenario and checks it.
+     *
+     * @return how long the survivors took to notice the stop, to shrink and to grow
+     */
+    static Times scenario(int n, int stopping, long seed) throws Exception {
         Random random = new Random(seed);
         List<Integer> all = new ArrayList<>();
         for (int r = 0; r < n; r++) {
@@ -60,11 +73,12 @@ class ElasticTest {
         try {
             UniqueId id = UniqueId.create(Duration.ofSeconds(30));
             CompletableFuture<UniqueId> growId = new CompletableFuture<>();
+            java.util.concurrent.atomic.AtomicLong stoppedAt = new java.util.concurrent.atomic.AtomicLong();
             List<Future<String>> ranks = new ArrayList<>();
             for (int r = 0; r < n; r++) {
                 int rank = r;
                 boolean victim = Arrays.binarySearch(victims, rank) >= 0;
-                ranks.add(threads.submit(() -> runRank(n, id, rank, victim, victims, stopAt, growId)));
+                ranks.add(threads.submit(() -> runRank(n, id, rank, victim, victims, stopAt, growId, stoppedAt)));
             }
             // The newcomers: as many as stopped, joining the grown communicator as its last ranks.
             List<Future<String>> newcomers = new ArrayList<>();
@@ -77,15 +91,26 @@ class ElasticTest {
                     }
                 }));
             }
+            long detect = 0;
+            long shrink = 0;
+            long grow = 0;
             for (int r = 0; r < n; r++) {
                 String result = ranks.get(r).get(SCENARIO_SECONDS, TimeUnit.SECONDS);
                 boolean victim = Arrays.binarySearch(victims, r) >= 0;
                 assertTrue(result.startsWith(victim ? "stopped" : "ok"), what + ": rank " + r + ": " + result);
+                if (!victim) {
+                    String[] t = result.substring(result.indexOf('[') + 1, result.indexOf(']')).split(",");
+                    detect = Math.max(detect, Long.parseLong(t[0].strip()) - stoppedAt.get());
+                    shrink = Math.max(shrink, Long.parseLong(t[1].strip()));
+                    grow = Math.max(grow, Long.parseLong(t[2].strip()));
+                }
             }
             for (Future<String> f : newcomers) {
                 String result = f.get(SCENARIO_SECONDS, TimeUnit.SECONDS);
                 assertTrue(result.startsWith("ok"), what + ": " + result);
             }
+            return new Times(TimeUnit.NANOSECONDS.toMillis(detect), TimeUnit.NANOSECONDS.toMillis(shrink),
+                    TimeUnit.NANOSECONDS.toMillis(grow));
         } finally {
             threads.shutdownNow();
         }
@@ -93,13 +118,14 @@ class ElasticTest {
 
     /** One rank of the scenario. @return {@code stopped}, or {@code ok ...} with the phases' figures */
     private static String runRank(int n, UniqueId id, int rank, boolean victim, int[] victims, int stopAt,
-                                  CompletableFuture<UniqueId> growId) {
+                                  CompletableFuture<UniqueId> growId, java.util.concurrent.atomic.AtomicLong stoppedAt) {
         Communicator comm = Communicator.init(n, id, rank, config());
         MemorySegment buf = Arena.ofAuto().allocate(4L * (1 << 18), 64);
         long failedAt;
         int iteration = 0;
         while (true) {
             if (victim && iteration == stopAt) {
+                stoppedAt.compareAndSet(0, System.nanoTime());
                 comm.abort();
                 return "stopped";
             }
@@ -139,8 +165,9 @@ class ElasticTest {
             small.close();
             assertEquals(n, grown.size());
             String afterGrow = loop(grown, ITERATIONS, 1000);
-            return "ok: shrink " + TimeUnit.NANOSECONDS.toMillis(shrunk - failedAt) + " ms, grow "
-                    + TimeUnit.NANOSECONDS.toMillis(grew - growStart) + " ms; " + afterShrink + "; " + afterGrow;
+            // [failed at, shrink ns, grow ns] for the figures, then what ran
+            return "ok [" + failedAt + ", " + (shrunk - failedAt) + ", " + (grew - growStart) + "] " + afterShrink + "; "
+                    + afterGrow;
         }
     }
 
