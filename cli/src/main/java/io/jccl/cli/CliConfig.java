@@ -27,4 +27,15 @@ public final class CliConfig {
     @EnvVar(defaultValue = "",
             description = "Extra JVM options for bin/jccl, e.g. -Xmx8g.")
     public static final String JCCL_JAVA_OPTS = "JCCL_JAVA_OPTS";
+
+    @EnvVar(defaultValue = "",
+            description = "Set by jccl run --elastic for its ranks: a directory private to the job where survivors "
+                    + "and replacement ranks meet (the example ElasticTraining writes the grow id there).")
+    public static final String JCCL_ELASTIC_DIR = "JCCL_ELASTIC_DIR";
+
+    @EnvVar(defaultValue = "",
+            description = "Set to 1 by jccl run --respawn for a rank started in place of one that died: it joins "
+                    + "the survivors' communicator by grow (its RANK is that of the rank it replaces, for its logs) "
+                    + "instead of starting a new one.")
+    public static final String JCCL_ELASTIC_JOIN = "JCCL_ELASTIC_JOIN";
 }

@@ -25,13 +25,26 @@ import java.util.concurrent.TimeUnit;
  * {@code MASTER_ADDR}, {@code MASTER_PORT}, plus a random {@code JCCL_COMM_SECRET}. Their output
  * comes back line by line with a {@code [rank N]} prefix. When a rank fails, the others get a
  * grace period to notice it themselves (JCCL fails their operations within the peer timeout), and
- * are then stopped.
+ * are then stopped; in an elastic job ({@link Elastic}) they go on, and a rank that dies may be
+ * started again to rejoin.
  */
 final class LocalJob {
     /** How long the other ranks may run after one failed, before they are stopped. */
     static final long GRACE_MS = 20_000;
 
     private LocalJob() {
+    }
+
+    /**
+     * What an elastic job does when a rank exits with a non-zero status: the others go on (they
+     * shrink their communicator), and with {@code respawns > 0} a new process takes the dead
+     * rank's place, with {@code JCCL_ELASTIC_JOIN=1}, up to {@code respawns} times in all.
+     *
+     * @param enabled  {@code --elastic}
+     * @param respawns {@code --respawn N}
+     */
+    record Elastic(boolean enabled, int respawns) {
+        static final Elastic OFF = new Elastic(false, 0);
     }
 
     /**
@@ -54,6 +67,17 @@ final class LocalJob {
      */
     static int run(List<String> javaArgs, int ranks, List<String> hosts, boolean prefixRankZero, PrintStream out,
                    PrintStream err) throws IOException, InterruptedException {
+        return run(javaArgs, ranks, hosts, prefixRankZero, Elastic.OFF, out, err);
+    }
+
+    /**
+     * @param elastic what a rank's death does to the job
+     * @return without {@code elastic}: the first non-zero exit status of a rank, or 0; with it:
+     *         the first non-zero status of the ranks that lasted (each rank's last process; a dead
+     *         rank that was not replaced does not count, unless every rank died), or 0
+     */
+    static int run(List<String> javaArgs, int ranks, List<String> hosts, boolean prefixRankZero, Elastic elastic,
+                   PrintStream out, PrintStream err) throws IOException, InterruptedException {
         String master = InetAddress.getLoopbackAddress().getHostAddress();
         if (!hosts.isEmpty()) {
             master = NetnsHosts.address(hosts.get(0));
@@ -61,7 +85,9 @@ final class LocalJob {
         String secret = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
         int port = freePort();
         List<Process> processes = new ArrayList<>();
+        List<ProcessBuilder> builders = new ArrayList<>();
         List<Thread> pumps = new ArrayList<>();
+        Path elasticDir = elastic.enabled() ? java.nio.file.Files.createTempDirectory("jccl-elastic-") : null;
         Thread stopAll = new Thread(() -> processes.forEach(Process::destroyForcibly), "jccl-run-stop");
         Runtime.getRuntime().addShutdownHook(stopAll);
         try {
@@ -88,7 +114,12 @@ final class LocalJob {
                 env.put(CoreConfig.MASTER_PORT, String.valueOf(port));
                 env.put(CoreConfig.JCCL_COMM_SECRET, secret);
                 env.remove(CoreConfig.NCCL_COMM_ID);
+                env.remove(CliConfig.JCCL_ELASTIC_JOIN);
+                if (elasticDir != null) {
+                    env.put(CliConfig.JCCL_ELASTIC_DIR, elasticDir.toString());
+                }
                 Process p = pb.start();
+                builders.add(pb);
                 processes.add(p);
                 String prefix = "[rank " + r + "] ";
                 pumps.add(pump(p.getInputStream(), out, r == 0 && !prefixRankZero ? "" : prefix));
@@ -96,13 +127,34 @@ final class LocalJob {
             }
             int status = 0;
             long failedAt = 0;
+            boolean[] dead = new boolean[ranks];
+            int respawned = 0;
             while (true) {
                 boolean running = false;
                 for (int r = 0; r < ranks; r++) {
                     Process p = processes.get(r);
                     if (p.isAlive()) {
                         running = true;
-                    } else if (p.exitValue() != 0 && status == 0) {
+                    } else if (p.exitValue() != 0 && elastic.enabled() && !dead[r]) {
+                        dead[r] = true;
+                        if (respawned < elastic.respawns()) {
+                            respawned++;
+                            err.println("jccl run: rank " + r + " exited with status " + p.exitValue()
+                                    + "; --elastic: the others go on, and a new process joins in its place ("
+                                    + respawned + " of " + elastic.respawns() + ")");
+                            ProcessBuilder pb = builders.get(r);
+                            pb.environment().put(CliConfig.JCCL_ELASTIC_JOIN, "1");
+                            Process again = pb.start();
+                            processes.set(r, again);
+                            pumps.add(pump(again.getInputStream(), out, "[rank " + r + "'] "));
+                            pumps.add(pump(again.getErrorStream(), err, "[rank " + r + "'] "));
+                            dead[r] = false;
+                            running = true;
+                        } else {
+                            err.println("jccl run: rank " + r + " exited with status " + p.exitValue()
+                                    + "; --elastic: the others go on");
+                        }
+                    } else if (p.exitValue() != 0 && !elastic.enabled() && status == 0) {
                         status = p.exitValue();
                         failedAt = System.nanoTime();
                     }
@@ -116,12 +168,34 @@ final class LocalJob {
                 }
                 Thread.sleep(20);
             }
+            if (elastic.enabled()) {
+                boolean allDead = true;
+                for (int r = 0; r < ranks; r++) {
+                    allDead &= dead[r];
+                }
+                for (int r = 0; r < ranks && status == 0; r++) {
+                    int s = processes.get(r).exitValue();
+                    if (s != 0 && (!dead[r] || allDead)) {
+                        status = s;
+                    }
+                }
+            }
             for (Thread t : pumps) {
                 t.join(2000);
             }
             return status;
         } finally {
             processes.forEach(Process::destroyForcibly);
+            if (elasticDir != null) {
+                try (var files = java.nio.file.Files.list(elasticDir)) {
+                    for (Path f : (Iterable<Path>) files::iterator) {
+                        java.nio.file.Files.deleteIfExists(f);
+                    }
+                    java.nio.file.Files.deleteIfExists(elasticDir);
+                } catch (IOException e) {
+                    err.println("jccl run: could not remove " + elasticDir + ": " + e.getMessage());
+                }
+            }
             try {
                 Runtime.getRuntime().removeShutdownHook(stopAll);
             } catch (IllegalStateException ignored) {

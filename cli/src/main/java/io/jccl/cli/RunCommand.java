@@ -36,6 +36,17 @@ final class RunCommand implements Callable<Integer> {
                     + "host, the network between hosts.")
     List<String> hosts = new ArrayList<>();
 
+    @Option(names = "--elastic",
+            description = "Keep the job going when a rank exits with a non-zero status (the others shrink their "
+                    + "communicator, as io.jccl.cli.examples.ElasticTraining does); the ranks get JCCL_ELASTIC_DIR. "
+                    + "Exit status: that of the ranks that lasted.")
+    boolean elastic;
+
+    @Option(names = "--respawn", paramLabel = "N", defaultValue = "0",
+            description = "With --elastic: start a new process in place of a rank that died, with JCCL_ELASTIC_JOIN=1, "
+                    + "up to N times in all (default: ${DEFAULT-VALUE}).")
+    int respawns;
+
     @Parameters(index = "0", paramLabel = "MAIN", description = "A main class (on JCCL_CLASSPATH), or a jar with a Main-Class.")
     String target;
 
@@ -46,6 +57,11 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() throws IOException, InterruptedException {
         if (ranks < 1) {
             System.err.println("jccl run: -np must be at least 1");
+            return 2;
+        }
+        if (respawns < 0 || respawns > 0 && !elastic) {
+            System.err.println("jccl run: --respawn " + respawns + ": " + (respawns < 0 ? "must be 0 or more"
+                    : "needs --elastic"));
             return 2;
         }
         List<String> javaArgs = new ArrayList<>();
@@ -71,7 +87,8 @@ final class RunCommand implements Callable<Integer> {
         javaArgs.add(mainClass);
         javaArgs.addAll(args);
         try {
-            return LocalJob.run(javaArgs, ranks, hosts, true, System.out, System.err);
+            return LocalJob.run(javaArgs, ranks, hosts, true, new LocalJob.Elastic(elastic, respawns), System.out,
+                    System.err);
         } catch (IllegalArgumentException e) {
             System.err.println("jccl run: " + e.getMessage());
             return 2;

@@ -120,6 +120,29 @@ class PerfAndRunCommandTest {
         }
     }
 
+    /**
+     * The elastic example under jccl run --elastic --respawn 1: rank 1 crashes at step 5, the others
+     * shrink, a new process joins by grow, and all three finish; without --elastic the job fails.
+     */
+    @Test
+    void anElasticJobOutlivesACrashedRankAndARespawnedOneJoins() {
+        Run r = jccl("run", "-np", "3", "--elastic", "--respawn", "1", "io.jccl.cli.examples.ElasticTraining", "20",
+                "1", "5", "grow");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("rank 1: crashing at step 5"), r.out());
+        assertTrue(r.err().contains("jccl run: rank 1 exited with status 3; --elastic: the others go on, and a new "
+                + "process joins in its place (1 of 1)"), r.err());
+        assertTrue(r.out().contains("[rank 1'] joined as rank 2 of 3 at step 5"), r.out());
+        assertEquals(3, r.out().lines().filter(l -> l.matches(".*rank \\d of 3: 20 steps done.*")).count(), r.out());
+
+        Run plain = jccl("run", "-np", "3", "io.jccl.cli.examples.ElasticTraining", "20", "1", "5");
+        assertEquals(3, plain.exitCode(), plain.out() + plain.err());
+
+        Run bad = jccl("run", "-np", "2", "--respawn", "1", "io.jccl.cli.examples.ElasticTraining", "5");
+        assertEquals(2, bad.exitCode());
+        assertTrue(bad.err().contains("--respawn 1: needs --elastic"), bad.err());
+    }
+
     @Test
     void runReportsAFailingRanksStatus() {
         Run r = jccl("run", "-np", "2", "io.jccl.cli.NoSuchClass");
