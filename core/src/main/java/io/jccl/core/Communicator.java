@@ -251,6 +251,27 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
+     * NCCL's non-blocking {@code ncclCommInitRankConfig} ({@code blocking = 0}): starts joining on
+     * a thread of its own and returns at once. The future completes with the communicator, or
+     * exceptionally with the {@link JcclException} of {@link #init(int, UniqueId, int, CommConfig)}
+     * (within the configured timeout: a rank that never comes fails it, never hangs it).
+     */
+    public static java.util.concurrent.CompletableFuture<Communicator> initAsync(int nranks, UniqueId id, int rank,
+                                                                                 CommConfig config) {
+        java.util.concurrent.CompletableFuture<Communicator> f = new java.util.concurrent.CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(init(nranks, id, rank, config));
+            } catch (RuntimeException | Error e) {
+                f.completeExceptionally(e);
+            }
+        }, "jccl-init-r" + rank);
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    /**
      * Joins a communicator described by the launcher's variables, with the environment's settings.
      *
      * @see #initFromEnvironment(CommConfig)

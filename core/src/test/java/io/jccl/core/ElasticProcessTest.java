@@ -35,6 +35,13 @@ class ElasticProcessTest {
     @ParameterizedTest(name = "{0} ranks, last one {1}")
     @CsvSource({"2, kill", "3, kill", "3, freeze", "4, kill"})
     void survivorsOfADeadOrFrozenProcessShrinkAndGrowBack(int n, String how) throws Exception {
+        // -Djccl.elastic.processRuns=100 for the stress run (each kill takes about a second, a freeze the peer timeout)
+        for (int run = 0; run < Integer.getInteger("jccl.elastic.processRuns", 1); run++) {
+            scenario(n, how);
+        }
+    }
+
+    private static void scenario(int n, String how) throws Exception {
         ExecutorService threads = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, "elastic-survivor");
             t.setDaemon(true);

@@ -199,6 +199,28 @@ class ElasticTest {
     }
 
     @Test
+    void nonBlockingInitReturnsAtOnceAndFailsWithinTheTimeoutWhenARankNeverComes() throws Exception {
+        UniqueId id = UniqueId.create(Duration.ofSeconds(5));
+        CommConfig quick = CommConfig.builder().timeout(Duration.ofSeconds(2)).build();
+        long start = System.nanoTime();
+        var zero = Communicator.initAsync(2, id, 0, quick);
+        assertTrue(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start) < 1000, "initAsync returned late");
+        // Rank 1 never joins.
+        var e = assertThrows(java.util.concurrent.ExecutionException.class, () -> zero.get(30, TimeUnit.SECONDS));
+        assertTrue(e.getCause() instanceof JcclException, String.valueOf(e.getCause()));
+        UniqueId both = UniqueId.create(Duration.ofSeconds(30));
+        var a = Communicator.initAsync(2, both, 0, config());
+        var b = Communicator.initAsync(2, both, 1, config());
+        Communicator ca = a.get(30, TimeUnit.SECONDS);
+        Communicator cb = b.get(30, TimeUnit.SECONDS);
+        assertEquals(2, ca.size());
+        assertEquals(1, cb.rank());
+        // close is collective (one thread here): abort both
+        ca.abort();
+        cb.abort();
+    }
+
+    @Test
     void survivorsThatDisagreeOnTheExcludedRanksAllFailWithOneClearError() throws Exception {
         try (LocalRanks ranks = new LocalRanks(3, config())) {
             List<String> errors = ranks.run(rank -> {
