@@ -17,6 +17,9 @@ import io.jccl.core.device.StreamBridge;
 import io.jccl.core.kernel.MemoryKind;
 import io.jccl.core.kernel.ReductionKernel;
 import io.jccl.core.ll.LowLatencyPath;
+import io.jccl.core.observe.CollectiveEvent;
+import io.jccl.core.observe.CommunicatorEvent;
+import io.jccl.core.observe.Events;
 import io.jccl.core.proxy.IdleStrategy;
 import io.jccl.core.proxy.Proxy;
 import io.jccl.core.topology.NicChoice;
@@ -166,6 +169,7 @@ public final class Communicator implements AutoCloseable {
         }
         this.net = selection.plugin();
         this.hostIds = new String[nranks];
+        CommunicatorEvent initEvent = Events.beginCommunicator("init", rank, nranks);
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
         boolean ok = false;
@@ -200,6 +204,7 @@ public final class Communicator implements AutoCloseable {
             proxy.start();
             b.startMonitoring();
             ok = true;
+            Events.end(initEvent, net.name(), channels, "ring: " + ringTransport());
             log.info(LogSubsystem.INIT, "comm rank %d nranks %d via %s (ring: %s): %d channel%s, %d B ring slots, %d B "
                     + "p2p slots - Init COMPLETE", rank, nranks, net.name(), ringTransport(), channels, channels == 1 ? "" : "s", stepBytes,
                     p2pStepBytes);
@@ -860,11 +865,14 @@ public final class Communicator implements AutoCloseable {
         ReductionKernel k = kernel(type, op, send, recv);
         if (small(bytes)) {
             long seq = enterSmall();
+            CollectiveEvent event = Events.beginCollective("allReduce", bytes, "LL", rank, nranks, seq);
             try {
                 lowLatency.allReduce(seq, send, recv, count, type, op, k);
             } catch (JcclException e) {
+                Events.end(event, true);
                 throw failedSmall(e);
             }
+            Events.end(event, false);
             return CompletedCall.INSTANCE;
         }
         return issue(b -> b.allReduce(send, recv, count, type, op, k));
@@ -891,11 +899,14 @@ public final class Communicator implements AutoCloseable {
         ReductionKernel k = kernel(type, null, send, recv);
         if (small(bytes)) {
             long seq = enterSmall();
+            CollectiveEvent event = Events.beginCollective("broadcast", bytes, "LL", rank, nranks, seq);
             try {
                 lowLatency.broadcast(seq, send, recv, count, type, root, k);
             } catch (JcclException e) {
+                Events.end(event, true);
                 throw failedSmall(e);
             }
+            Events.end(event, false);
             return CompletedCall.INSTANCE;
         }
         return issue(b -> b.broadcast(send, recv, count, type, root, k));
@@ -922,11 +933,14 @@ public final class Communicator implements AutoCloseable {
         ReductionKernel k = kernel(type, op, send, recv);
         if (small(bytes)) {
             long seq = enterSmall();
+            CollectiveEvent event = Events.beginCollective("reduce", bytes, "LL", rank, nranks, seq);
             try {
                 lowLatency.reduce(seq, send, recv, count, type, op, root, k);
             } catch (JcclException e) {
+                Events.end(event, true);
                 throw failedSmall(e);
             }
+            Events.end(event, false);
             return CompletedCall.INSTANCE;
         }
         return issue(b -> b.reduce(send, recv, count, type, op, root, k));
@@ -950,11 +964,14 @@ public final class Communicator implements AutoCloseable {
         ReductionKernel k = kernel(type, null, send, recv);
         if (small(bytes)) {
             long seq = enterSmall();
+            CollectiveEvent event = Events.beginCollective("allGather", bytes, "LL", rank, nranks, seq);
             try {
                 lowLatency.allGather(seq, send, recv, sendCount, type, k);
             } catch (JcclException e) {
+                Events.end(event, true);
                 throw failedSmall(e);
             }
+            Events.end(event, false);
             return CompletedCall.INSTANCE;
         }
         return issue(b -> b.allGather(send, recv, sendCount, type, k));
@@ -979,11 +996,14 @@ public final class Communicator implements AutoCloseable {
         ReductionKernel k = kernel(type, op, send, recv);
         if (small(bytes * nranks)) {
             long seq = enterSmall();
+            CollectiveEvent event = Events.beginCollective("reduceScatter", bytes * nranks, "LL", rank, nranks, seq);
             try {
                 lowLatency.reduceScatter(seq, send, recv, recvCount, type, op, k);
             } catch (JcclException e) {
+                Events.end(event, true);
                 throw failedSmall(e);
             }
+            Events.end(event, false);
             return CompletedCall.INSTANCE;
         }
         return issue(b -> b.reduceScatter(send, recv, recvCount, type, op, k));
@@ -1327,6 +1347,8 @@ public final class Communicator implements AutoCloseable {
         builder.stageOverlappingSends();
         op.setTasks(builder.name(), builder.build(p -> p2pSend[p], p -> p2pRecv[p], kernel));
         synchronized (submitLock) {
+            op.setEvent(Events.beginCollective(builder.name(), builder.bytes(), builder.algorithm(), rank, nranks,
+                    sequence + 1));
             op.markSubmitted(++sequence);
             issued = sequence;
             lastLaunched = op;
@@ -1530,6 +1552,7 @@ public final class Communicator implements AutoCloseable {
             }
             state = CLOSING;
         }
+        CommunicatorEvent event = Events.beginCommunicator("close", rank, nranks);
         JcclException problem = null;
         if (failure == null) {
             bootstrap.beginClose();
@@ -1548,6 +1571,8 @@ public final class Communicator implements AutoCloseable {
         }
         release(problem == null && failure == null);
         state = CLOSED;
+        Events.end(event, net.name(), channels, problem != null ? problem.getMessage() : failure != null
+                ? "after a failure: " + failure.getMessage() : "graceful");
         if (problem != null) {
             throw problem;
         }
@@ -1565,9 +1590,12 @@ public final class Communicator implements AutoCloseable {
             }
             state = CLOSING;
         }
+        CommunicatorEvent event = Events.beginCommunicator("abort", rank, nranks);
         failed(new JcclException(NetResult.REMOTE_ERROR, rank, "rank " + rank + " aborted the communicator", null));
         release(false);
         state = CLOSED;
+        JcclException f = failure;
+        Events.end(event, net.name(), channels, f == null ? "" : f.getMessage());
     }
 
     private void release(boolean graceful) {

@@ -192,8 +192,25 @@ public final class Operation implements Completion {
         return "nothing";
     }
 
+    /** The JFR event of this operation, ended when it ends; {@code null} when none is recorded. */
+    private volatile io.jccl.core.observe.CollectiveEvent event;
+
+    /** @param e the operation's started JFR event, or {@code null} */
+    public void setEvent(io.jccl.core.observe.CollectiveEvent e) {
+        this.event = e;
+    }
+
+    private void endEvent(boolean failed) {
+        io.jccl.core.observe.CollectiveEvent e = event;
+        if (e != null) {
+            event = null;
+            io.jccl.core.observe.Events.end(e, failed);
+        }
+    }
+
     /** Marks success and wakes the waiter. */
     public void succeed() {
+        endEvent(false);
         state = SUCCEEDED;
         releaseGate();
         wake();
@@ -202,6 +219,7 @@ public final class Operation implements Completion {
     /** Marks failure (the first one sticks) and wakes the waiter. */
     public void fail(JcclException cause) {
         if (state == RUNNING) {
+            endEvent(true);
             error = cause;
             state = FAILED;
             releaseGate();

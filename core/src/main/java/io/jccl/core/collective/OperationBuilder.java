@@ -54,6 +54,10 @@ public final class OperationBuilder {
     private final Map<Integer, List<Transfer>> sends = new TreeMap<>();
     private final Map<Integer, List<Transfer>> recvs = new TreeMap<>();
     private final List<String> names = new ArrayList<>();
+    /** Bytes the calls of the group move, for the JFR event. */
+    private long bytes;
+    /** Ring, Tree, P2P, local, or mixed for a group of several. */
+    private String algorithm;
 
     /**
      * @param tuner chooses between rings and trees
@@ -93,6 +97,7 @@ public final class OperationBuilder {
     private void split(String name, long elements, long bytes, DataType type, ReduceOp op, MemorySegment in,
                        MemorySegment out, ReductionKernel kernel, int chunksPerLoop, AlgorithmFactory factory) {
         names.add(name);
+        record(bytes, ring.nranks() == 1 ? "local" : "Ring");
         if (elements == 0) {
             return;
         }
@@ -132,6 +137,7 @@ public final class OperationBuilder {
     private void splitTree(String name, TreeTask.Shape shape, long elements, DataType type, ReduceOp op, int root,
                            MemorySegment in, MemorySegment out, ReductionKernel kernel, boolean rootCopies) {
         names.add(name);
+        record(elements * type.size(), "Tree");
         if (elements == 0) {
             return;
         }
@@ -220,15 +226,32 @@ public final class OperationBuilder {
                 ? new LocalCopy(0, base, c, avg) : new RingReduce(n, ring.rank(), root, base, c, chunk, avg));
     }
 
+    private void record(long moved, String how) {
+        bytes += moved;
+        algorithm = algorithm == null || algorithm.equals(how) ? how : "mixed";
+    }
+
+    /** @return bytes the group's calls move */
+    public long bytes() {
+        return bytes;
+    }
+
+    /** @return what carries the group: Ring, Tree, P2P, local, or mixed */
+    public String algorithm() {
+        return algorithm == null ? "none" : algorithm;
+    }
+
     /** A send of the group; sends to one peer go out in call order. */
     public void send(int peer, Transfer t) {
         names.add("send");
+        record(t.bytes(), "P2P");
         sends.computeIfAbsent(peer, k -> new ArrayList<>()).add(t);
     }
 
     /** A receive of the group; receives from one peer match that peer's sends in call order. */
     public void recv(int peer, Transfer t) {
         names.add("recv");
+        record(t.bytes(), "P2P");
         recvs.computeIfAbsent(peer, k -> new ArrayList<>()).add(t);
     }
 
@@ -238,6 +261,7 @@ public final class OperationBuilder {
      */
     public void allToAll(MemorySegment in, MemorySegment out, long bytes) {
         names.add("allToAll");
+        record(bytes * ring.nranks(), "P2P");
         for (int p = 0; p < ring.nranks(); p++) {
             sends.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(in, p * bytes, bytes));
             recvs.computeIfAbsent(p, k -> new ArrayList<>()).add(new Transfer(out, p * bytes, bytes));

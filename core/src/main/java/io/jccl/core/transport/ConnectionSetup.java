@@ -62,6 +62,12 @@ public final class ConnectionSetup {
     public static List<Connection> establish(List<Request> requests, NetPlugin net, Bootstrap bootstrap, Arena arena,
                                              Duration timeout, NetLogger log) {
         int n = requests.size();
+        int shm = 0;
+        for (Request r : requests) {
+            shm += r.shm() ? 1 : 0;
+        }
+        io.jccl.core.observe.ConnectionSetupEvent event = io.jccl.core.observe.Events.beginConnections(bootstrap.rank(),
+                n, shm, n == 0 ? "" : requests.get(0).name());
         ListenComm[] listens = new ListenComm[n];
         NetHandle[] peerHandles = new NetHandle[n];
         SendComm[] sends = new SendComm[n];
@@ -154,6 +160,7 @@ public final class ConnectionSetup {
             throw new JcclException(e.result() == NetResult.REMOTE_ERROR ? NetResult.REMOTE_ERROR : NetResult.SYSTEM_ERROR,
                     JcclException.NO_RANK, "connection set-up through " + net.name() + " failed: " + e.getMessage(), e);
         } finally {
+            io.jccl.core.observe.Events.end(event, !ok);
             if (!ok) {
                 for (Connection c : made) {
                     c.close();
