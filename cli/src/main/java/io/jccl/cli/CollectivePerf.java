@@ -32,7 +32,20 @@ import java.util.Locale;
 final class CollectivePerf {
     /** The options of one run. */
     record Options(PerfCollective collective, long minBytes, long maxBytes, long stepBytes, long stepFactor,
-                   int iters, int warmup, int check, List<DataType> types, List<ReduceOp> ops, int root, boolean gpu) {
+                   int iters, int warmup, int check, List<DataType> types, List<ReduceOp> ops, int root, boolean gpu,
+                   Output output) {
+    }
+
+    /**
+     * Where rank 0 writes the results besides the table.
+     *
+     * @param json     {@code --json}, or {@code null}
+     * @param plot     {@code --plot} (SVG), or {@code null}
+     * @param baseline {@code --baseline}: an earlier {@code --json} drawn beside, or {@code null}
+     * @param command  the command line, recorded in the JSON
+     */
+    record Output(java.nio.file.Path json, java.nio.file.Path plot, java.nio.file.Path baseline, List<String> command) {
+        static final Output NONE = new Output(null, null, null, List.of());
     }
 
     private final Communicator comm;
@@ -102,6 +115,8 @@ final class CollectivePerf {
     static final long WARM_UP_BYTES = 256 << 10;
     static final int WARM_UP_BURST = 20;
     private int warmUpCalls;
+    /** Rank 0's rows, for --json and --plot. */
+    private PerfReport report;
 
     /** @return the number of checks that found wrong elements, the same on every rank */
     int run() {
@@ -122,6 +137,21 @@ final class CollectivePerf {
         if (out != null) {
             out.print(PerfTable.footer(errors, busBwCount == 0 ? 0 : busBwSum / busBwCount, o.collective().program()));
             out.flush();
+            Output w = o.output();
+            if (w != null && (w.json() != null || w.plot() != null)) {
+                try {
+                    report.write(w.json(), w.plot(), w.baseline());
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException("cannot write the report: " + e.getMessage(), e);
+                }
+                if (w.json() != null) {
+                    out.printf(java.util.Locale.ROOT, "# Wrote %s%n", w.json());
+                }
+                if (w.plot() != null) {
+                    out.printf(java.util.Locale.ROOT, "# Wrote %s%s%n", w.plot(), w.baseline() != null ? " (beside "
+                            + w.baseline() + ")" : "");
+                }
+            }
         }
         if (stream != null) {
             // Every rank is past its last collective: freeing GPU memory waits for no other rank.
@@ -189,6 +219,8 @@ final class CollectivePerf {
         if (stream == null) {
             out.printf(Locale.ROOT, "# Protocols: %s%n", comm.protocols());
         }
+        report = new PerfReport(o.collective().program(), n, comm.transport() + ", ring " + comm.ringTransport(),
+                comm.protocols(), o.output() == null ? List.of() : o.output().command());
         out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table, until the JIT "
                 + "stopped compiling%n", warmUpCalls, o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
@@ -225,9 +257,17 @@ final class CollectivePerf {
             PerfCollective.Counts c = o.collective().counts(size, type.size(), n);
             StringBuilder line = new StringBuilder(PerfTable.preamble(Math.max(c.send(), c.recv()) * type.size(),
                     c.param(), type.testsName(), op == null ? "none" : op.testsName(), root));
-            line.append(benchTime(c, type, op, root, false));
-            line.append(benchTime(c, type, op, root, true));
-            line.append(PerfTable.algorithm(comm.algorithmFor(o.collective().kind, size)));
+            PerfReport.Result outOfPlace = benchTime(c, type, op, root, false);
+            PerfReport.Result inPlace = benchTime(c, type, op, root, true);
+            String algorithm = comm.algorithmFor(o.collective().kind, size);
+            for (PerfReport.Result r : new PerfReport.Result[] {outOfPlace, inPlace}) {
+                line.append(PerfTable.body(r.timeUs(), r.algBw(), r.busBw(), r.wrong()));
+            }
+            line.append(PerfTable.algorithm(algorithm));
+            if (report != null) {
+                report.rows.add(new PerfReport.Row(Math.max(c.send(), c.recv()) * type.size(), c.param(), type.testsName(),
+                        op == null ? "none" : op.testsName(), root, outOfPlace, inPlace, algorithm));
+            }
             if (out != null) {
                 out.println(line);
                 out.flush();
@@ -238,7 +278,7 @@ final class CollectivePerf {
         }
     }
 
-    private String benchTime(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+    private PerfReport.Result benchTime(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
         if (o.check() > 0) {
             prepare(c, type, op, root, inPlace, 99);
         }
@@ -271,7 +311,7 @@ final class CollectivePerf {
         }
         busBwSum += busBw;
         busBwCount++;
-        return PerfTable.body(seconds * 1e6, algBw, busBw, wrong);
+        return new PerfReport.Result(seconds * 1e6, algBw, busBw, wrong);
     }
 
     /** nccl-tests' timed loop: {@code iters} calls issued back to back, then a wait for the last. */

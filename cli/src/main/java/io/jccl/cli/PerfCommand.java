@@ -85,6 +85,18 @@ final class PerfCommand implements Callable<Integer> {
             + "0: host memory (default: ${DEFAULT-VALUE}).")
     int gpus;
 
+    @Option(names = "--json", paramLabel = "FILE",
+            description = "Also write the results as JSON (rank 0; every row, out-of-place and in-place, with the algorithm).")
+    String json;
+
+    @Option(names = "--plot", paramLabel = "FILE.svg",
+            description = "Also draw busbw against size as an SVG chart.")
+    String plot;
+
+    @Option(names = "--baseline", paramLabel = "FILE.json",
+            description = "With --plot: draw this earlier --json run beside (another transport, NCCL_ALGO, build...).")
+    String baseline;
+
     @Spec
     CommandSpec spec;
 
@@ -198,7 +210,44 @@ final class PerfCommand implements Callable<Integer> {
             throw new IllegalArgumentException("-g 1 needs a GPU: " + io.jccl.cuda.Cuda.unavailabilityCause().getMessage());
         }
         return new CollectivePerf.Options(c, min, max, Math.max(1, Env.parseBytes(stepBytes)), stepFactor, iters,
-                warmup, check, types, ops, root, gpus == 1);
+                warmup, check, types, ops, root, gpus == 1, output());
+    }
+
+    /** --json, --plot and --baseline, checked before any rank starts. */
+    private CollectivePerf.Output output() {
+        java.nio.file.Path jsonFile = writable("--json", json);
+        java.nio.file.Path plotFile = writable("--plot", plot);
+        if (plotFile != null && !plot.toLowerCase(java.util.Locale.ROOT).endsWith(".svg")) {
+            throw new IllegalArgumentException("--plot " + plot + ": the chart is SVG; name a FILE.svg");
+        }
+        java.nio.file.Path base = null;
+        if (baseline != null) {
+            if (plotFile == null) {
+                throw new IllegalArgumentException("--baseline " + baseline + " is drawn beside the chart: add --plot FILE.svg");
+            }
+            base = java.nio.file.Path.of(baseline).toAbsolutePath();
+            try {
+                PerfReport.read(base);
+            } catch (java.io.IOException e) {
+                throw new IllegalArgumentException("--baseline " + baseline + ": cannot read it (" + e.getMessage() + ")");
+            }
+        }
+        return new CollectivePerf.Output(jsonFile, plotFile, base, spec == null ? List.of()
+                : List.copyOf(spec.commandLine().getParseResult().originalArgs()));
+    }
+
+    private static java.nio.file.Path writable(String option, String file) {
+        if (file == null) {
+            return null;
+        }
+        java.nio.file.Path p = java.nio.file.Path.of(file).toAbsolutePath();
+        if (!java.nio.file.Files.isDirectory(p.getParent())) {
+            throw new IllegalArgumentException(option + " " + file + ": no directory " + p.getParent());
+        }
+        if (java.nio.file.Files.isDirectory(p)) {
+            throw new IllegalArgumentException(option + " " + file + " is a directory; name a file");
+        }
+        return p;
     }
 
     /**

@@ -151,6 +151,22 @@ class PerfAndRunCommandTest {
     }
 
     @Test
+    void reportOptionsAreCheckedBeforeAnyRankStarts() {
+        Run notSvg = jccl("perf", "all_reduce", "--plot", "/tmp/chart.png");
+        assertEquals(2, notSvg.exitCode());
+        assertEquals("jccl perf: --plot /tmp/chart.png: the chart is SVG; name a FILE.svg", notSvg.err().strip());
+        Run lonely = jccl("perf", "all_reduce", "--baseline", "/tmp/x.json");
+        assertEquals(2, lonely.exitCode());
+        assertTrue(lonely.err().contains("add --plot FILE.svg"), lonely.err());
+        Run missing = jccl("perf", "all_reduce", "--plot", "/tmp/c.svg", "--baseline", "/nonexistent/x.json");
+        assertEquals(2, missing.exitCode());
+        assertTrue(missing.err().startsWith("jccl perf: --baseline /nonexistent/x.json: cannot read it"), missing.err());
+        Run noDir = jccl("perf", "all_reduce", "--json", "/nonexistent/r.json");
+        assertEquals(2, noDir.exitCode());
+        assertTrue(noDir.err().contains("no directory /nonexistent"), noDir.err());
+    }
+
+    @Test
     void badArgumentsAreRefusedWithAReason() {
         Run r = jccl("perf", "gather");
         assertEquals(2, r.exitCode());
