@@ -33,7 +33,7 @@ class PerfAndRunCommandTest {
     }
 
     static final Pattern ROW = Pattern.compile(
-            "^ +(\\d+) +(\\d+) +(\\S+) +(\\S+) +(-?\\d+)( +\\S+){3} +(\\d+)( +\\S+){3} +(\\d+)$");
+            "^ +(\\d+) +(\\d+) +(\\S+) +(\\S+) +(-?\\d+)( +\\S+){3} +(\\d+)( +\\S+){3} +(\\d+) +(LL|Ring|Tree|P2P|local)$");
 
     @Test
     void perfPrintsNcclTestsTableForThreadRanksAndChecksEveryRow() {
@@ -50,6 +50,8 @@ class PerfAndRunCommandTest {
             assertEquals("-1", f[4]);
             assertEquals("0", f[8], "#wrong out-of-place: " + row);
             assertEquals("0", f[12], "#wrong in-place: " + row);
+            // what ran the row: LL up to its threshold (64 KiB a rank), the ring above (shared memory)
+            assertEquals(Long.parseLong(f[0]) <= 65536 ? "LL" : "Ring", f[13], row);
         }
         assertTrue(r.out().contains("# Out of bounds values : 0 OK"), r.out());
         assertTrue(r.out().contains("# Avg bus bandwidth    : "), r.out());
