@@ -2,7 +2,7 @@
 # Builds the example vendor transport (ExampleUds) in its own Maven project, against JCCL's
 # published artifacts in the local Maven repository, and runs JCCL's conformance kit on it.
 #
-# 1. Installs jccl-spi and jccl-tck (and their parent pom) from this checkout when the local
+# 1. Installs jccl-bom, jccl-spi and jccl-tck (and their parent pom) from this checkout when the local
 #    repository lacks them or holds older builds than these sources.
 # 2. Runs `mvn -B -o verify` in examples/vendor-transport.
 # Exits non-zero if either step fails. Offline (-o): every artifact must already be in ~/.m2, as
@@ -21,6 +21,7 @@ repo="$repo_local/io/jccl"
 version=0.1.0-SNAPSHOT
 installed=(
   "$repo/jccl-parent/$version/jccl-parent-$version.pom"
+  "$repo/jccl-bom/$version/jccl-bom-$version.pom"
   "$repo/jccl-spi/$version/jccl-spi-$version.jar"
   "$repo/jccl-tck/$version/jccl-tck-$version.jar"
 )
@@ -34,19 +35,19 @@ needs_install() {
   # install time is that of maven-metadata-local.xml (the install plugin gives the artifacts
   # themselves their build files' times, cut to milliseconds).
   local oldest
-  oldest=$(ls -tr "$repo"/jccl-{parent,spi,tck}/$version/maven-metadata-local.xml | head -n 1)
+  oldest=$(ls -tr "$repo"/jccl-{parent,bom,spi,tck}/$version/maven-metadata-local.xml | head -n 1)
   local newer
-  newer=$(find "$root/pom.xml" "$root/spi/pom.xml" "$root/spi/src/main" "$root/plugins/tck/pom.xml" \
+  newer=$(find "$root/pom.xml" "$root/bom/pom.xml" "$root/spi/pom.xml" "$root/spi/src/main" "$root/plugins/tck/pom.xml" \
                "$root/plugins/tck/src/main" -newer "$oldest" -print -quit)
   [ -n "$newer" ] && { echo "ci.sh: $newer is newer than $oldest" >&2; return 0; }
   return 1
 }
 
 if needs_install; then
-  echo "== ci.sh: installing jccl-spi and jccl-tck: mvn ${mvn_args[*]} -q install -DskipTests -pl spi,plugins/tck -am"
-  (cd "$root" && mvn "${mvn_args[@]}" -q install -DskipTests -pl spi,plugins/tck -am)
+  echo "== ci.sh: installing jccl-bom, jccl-spi and jccl-tck: mvn ${mvn_args[*]} -q install -DskipTests -pl bom,spi,plugins/tck -am"
+  (cd "$root" && mvn "${mvn_args[@]}" -q install -DskipTests -pl bom,spi,plugins/tck -am)
 else
-  echo "== ci.sh: jccl-spi and jccl-tck $version are installed and up to date"
+  echo "== ci.sh: jccl-bom, jccl-spi and jccl-tck $version are installed and up to date"
 fi
 
 echo "== ci.sh: mvn ${mvn_args[*]} verify in examples/vendor-transport"
