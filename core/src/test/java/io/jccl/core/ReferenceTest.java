@@ -71,16 +71,9 @@ class ReferenceTest {
         try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
                 .lowLatencyBytes(0).algorithms("Ring").timeout(Duration.ofSeconds(30)).build())) {
             List<Long> wrong = ranks.run(rank -> {
-                Communicator c = ranks.comms[rank];
-                MemorySegment mine = Arena.ofAuto().allocate(count * 4);
-                Random random = new Random(rank);
-                for (long i = 0; i < count; i++) {
-                    mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
-                }
-                MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
-                c.allGather(mine, all, count, DataType.FLOAT32);
-                MemorySegment out = Arena.ofAuto().allocate(count * 4);
-                c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                MemorySegment[] gatheredAndSummed = randomFloatsGatheredAndSummed(ranks.comms[rank], count);
+                MemorySegment all = gatheredAndSummed[0];
+                MemorySegment out = gatheredAndSummed[1];
                 // One loop of n chunks of count/n; chunk k starts at rank k+1 and ends at rank k, each
                 // step computing received + local.
                 long chunk = count / n;
@@ -114,16 +107,9 @@ class ReferenceTest {
         try (LocalRanks ranks = new LocalRanks(n, CommConfig.builder().channels(1).bufferSize(64 << 10)
                 .lowLatencyBytes(0).algorithms("Tree").timeout(Duration.ofSeconds(30)).build())) {
             List<Long> wrong = ranks.run(rank -> {
-                Communicator c = ranks.comms[rank];
-                MemorySegment mine = Arena.ofAuto().allocate(count * 4);
-                Random random = new Random(rank);
-                for (long i = 0; i < count; i++) {
-                    mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
-                }
-                MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
-                c.allGather(mine, all, count, DataType.FLOAT32);
-                MemorySegment out = Arena.ofAuto().allocate(count * 4);
-                c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                MemorySegment[] gatheredAndSummed = randomFloatsGatheredAndSummed(ranks.comms[rank], count);
+                MemorySegment all = gatheredAndSummed[0];
+                MemorySegment out = gatheredAndSummed[1];
                 long bad = 0;
                 for (long i = 0; i < count; i++) {
                     float ref = treeSum(all, count, n, 0, i < count / 2 ? 0 : 1, i);
@@ -135,6 +121,25 @@ class ReferenceTest {
             });
             assertEquals(List.of(0L, 0L, 0L, 0L, 0L), wrong);
         }
+    }
+
+    /**
+     * Each rank's {@code count} random floats in [-1, 1) (seeded by its rank), every rank's gathered,
+     * and their sum by the communicator.
+     *
+     * @return {every rank's input, by rank; the all-reduce's output}
+     */
+    private static MemorySegment[] randomFloatsGatheredAndSummed(Communicator c, long count) {
+        MemorySegment mine = Arena.ofAuto().allocate(count * 4);
+        Random random = new Random(c.rank());
+        for (long i = 0; i < count; i++) {
+            mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
+        }
+        MemorySegment all = Arena.ofAuto().allocate(count * 4 * c.size());
+        c.allGather(mine, all, count, DataType.FLOAT32);
+        MemorySegment out = Arena.ofAuto().allocate(count * 4);
+        c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+        return new MemorySegment[] {all, out};
     }
 
     private static float treeSum(MemorySegment all, long count, int n, int rank, int tree, long i) {
@@ -160,16 +165,9 @@ class ReferenceTest {
                     .builder().lowLatencyBytes(count * 4).hostId(oneHost ? "host" : "host-" + rank / 2)
                     .timeout(Duration.ofSeconds(30)).build())) {
                 List<Long> wrong = ranks.run(rank -> {
-                    Communicator c = ranks.comms[rank];
-                    MemorySegment mine = Arena.ofAuto().allocate(count * 4);
-                    Random random = new Random(rank);
-                    for (long i = 0; i < count; i++) {
-                        mine.setAtIndex(ValueLayout.JAVA_FLOAT, i, random.nextFloat() * 2 - 1);
-                    }
-                    MemorySegment all = Arena.ofAuto().allocate(count * 4 * n);
-                    c.allGather(mine, all, count, DataType.FLOAT32);
-                    MemorySegment out = Arena.ofAuto().allocate(count * 4);
-                    c.allReduce(mine, out, count, DataType.FLOAT32, ReduceOp.SUM);
+                    MemorySegment[] gatheredAndSummed = randomFloatsGatheredAndSummed(ranks.comms[rank], count);
+                    MemorySegment all = gatheredAndSummed[0];
+                    MemorySegment out = gatheredAndSummed[1];
                     long bad = 0;
                     for (long i = 0; i < count; i++) {
                         float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, i);
