@@ -52,7 +52,8 @@ class ModuleNamesTest {
     /** @return the {@code Automatic-Module-Name} of the module's main jar */
     private static String automaticName(Path target) throws IOException {
         try (var jars = Files.list(target)) {
-            Path jar = jars.filter(p -> p.toString().endsWith(".jar") && !p.toString().endsWith("-sources.jar"))
+            Path jar = jars.filter(p -> p.toString().endsWith(".jar")).filter(p -> !p.toString().matches(
+                    ".*-(sources|javadoc|tests)\\.jar"))
                     .findFirst().orElseThrow(() -> new AssertionError("no jar in " + target));
             try (JarFile f = new JarFile(jar.toFile())) {
                 String name = f.getManifest() == null ? null
