@@ -213,8 +213,13 @@ final class PerfCommand implements Callable<Integer> {
                 warmup, check, types, ops, root, gpus == 1, output());
     }
 
-    /** --json, --plot and --baseline, checked before any rank starts. */
+    /**
+     * --json, --plot and --baseline, checked before any rank starts; so are the environment's
+     * settings (NCCL_PROTO, NCCL_ALGO, NCCL_BUFFSIZE, ...): a bad one is one line here, not one
+     * line per rank.
+     */
     private CollectivePerf.Output output() {
+        CommConfig.fromEnvironment();
         java.nio.file.Path jsonFile = writable("--json", json);
         java.nio.file.Path plotFile = writable("--plot", plot);
         if (plotFile != null && !plot.toLowerCase(java.util.Locale.ROOT).endsWith(".svg")) {
