@@ -15,9 +15,10 @@ export CUDA_MPS_PIPE_DIRECTORY=/tmp/jccl-mps CUDA_MPS_LOG_DIRECTORY=/tmp/jccl-mp
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 nvidia-cuda-mps-control -d && trap 'echo quit | nvidia-cuda-mps-control' EXIT
 n=3 victim=2 die_at=5 bound=${SHRINK_BOUND_S:-60}
-for net in jccl socket; do
-  for how in kill freeze; do
-    tag=$net-$how
+# SHRINK_NETS, SHRINK_HOWS narrow the runs; SHRINK_BLOCKING=1 and SHRINK_FLAGS=0 reach the program.
+for net in ${SHRINK_NETS:-jccl socket}; do
+  for how in ${SHRINK_HOWS:-kill freeze}; do
+    tag=$net-$how-b${SHRINK_BLOCKING:-0}-f${SHRINK_FLAGS:-1}
     idfile=/tmp/jccl-shrink-$tag.id; rm -f "$idfile"
     pids=()
     for r in $(seq 0 $((n - 1))); do

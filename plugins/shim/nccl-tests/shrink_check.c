@@ -46,9 +46,11 @@ static int wait_comm(ncclComm_t comm, cudaStream_t stream, double bound) {
     }
 }
 
+/* SHRINK_BLOCKING=1 makes the communicators blocking (NCCL's default); else non-blocking. */
 static ncclConfig_t nonblocking(void) {
     ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-    c.blocking = 0;
+    const char* b = getenv("SHRINK_BLOCKING");
+    c.blocking = b != NULL && strcmp(b, "1") == 0 ? 1 : 0;
     return c;
 }
 
@@ -138,7 +140,10 @@ int main(int argc, char** argv) {
     ncclComm_t small;
     ncclConfig_t c2 = nonblocking();
     double t0 = now();
-    ncclResult_t r = ncclCommShrink(comm, excluded, 1, &small, &c2, NCCL_SHRINK_ABORT);
+    /* SHRINK_FLAGS=0 asks for NCCL_SHRINK_DEFAULT; else NCCL_SHRINK_ABORT. */
+    const char* fl = getenv("SHRINK_FLAGS");
+    int flags = fl != NULL && strcmp(fl, "0") == 0 ? NCCL_SHRINK_DEFAULT : NCCL_SHRINK_ABORT;
+    ncclResult_t r = ncclCommShrink(comm, excluded, 1, &small, &c2, flags);
     if (r != ncclSuccess && r != ncclInProgress) {
         printf("rank %d: SHRINK FAILED: %s\n", rank, ncclGetErrorString(r));
         return 1;
@@ -147,7 +152,8 @@ int main(int argc, char** argv) {
     int me, size;
     ncclCommUserRank(small, &me);
     ncclCommCount(small, &size);
-    printf("rank %d: SHRUNK to rank %d of %d in %.2f s\n", rank, me, size, now() - t0);
+    printf("rank %d: SHRUNK to rank %d of %d in %.2f s (%s, flags %d)\n", rank, me, size, now() - t0,
+           c2.blocking ? "blocking" : "non-blocking", flags);
     for (int k = 0; k < 5; k++) {
         if (step(small, me, size, dev, host, s, k, bound) != 0) { printf("rank %d: FAILED after shrink\n", rank); return 1; }
     }
