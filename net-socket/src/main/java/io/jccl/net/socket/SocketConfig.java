@@ -1,13 +1,13 @@
 package io.jccl.net.socket;
 
 import io.jccl.spi.config.Env;
+import io.jccl.spi.config.InterfaceFilter;
 import io.jccl.spi.config.EnvVar;
 
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Locale;
 
 /**
  * Every variable JcclSocket reads, and the settings parsed from them. NCCL's names are used where
@@ -17,10 +17,8 @@ public final class SocketConfig {
     private SocketConfig() {
     }
 
-    @EnvVar(defaultValue = "",
-            description = "Interfaces for JcclSocket, as NCCL reads it: comma list of prefixes, ^ to exclude, = for exact "
-                    + "names; unset: ib* first, else any but lo/docker*/virbr*, else those.")
-    public static final String NCCL_SOCKET_IFNAME = "NCCL_SOCKET_IFNAME";
+    /** Interfaces JcclSocket uses: declared with the SPI, shared with the other TCP transports. */
+    public static final String NCCL_SOCKET_IFNAME = InterfaceFilter.NCCL_SOCKET_IFNAME;
 
     @EnvVar(defaultValue = "",
             description = "Address family of JcclSocket devices: AF_INET or AF_INET6; unset: IPv4 preferred, IPv6 "
@@ -160,7 +158,7 @@ public final class SocketConfig {
         if (connectTimeoutMs < 100) {
             throw new IllegalArgumentException(JCCL_SOCKET_CONNECT_TIMEOUT_MS + "=" + connectTimeoutMs + " is below 100");
         }
-        return new Settings(Env.get(NCCL_SOCKET_IFNAME), family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
+        return new Settings(Env.get(NCCL_SOCKET_IFNAME), InterfaceFilter.family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
                 inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
                 Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why);
@@ -239,16 +237,5 @@ public final class SocketConfig {
             throw new IllegalArgumentException(name + "=" + value + " is outside " + min + ".." + max);
         }
         return value;
-    }
-
-    private static int family(String v) {
-        if (v == null) {
-            return 0;
-        }
-        return switch (v.toUpperCase(Locale.ROOT)) {
-            case "AF_INET", "INET", "4", "IPV4" -> 4;
-            case "AF_INET6", "INET6", "6", "IPV6" -> 6;
-            default -> throw new IllegalArgumentException(NCCL_SOCKET_FAMILY + "=" + v + " is not AF_INET or AF_INET6");
-        };
     }
 }

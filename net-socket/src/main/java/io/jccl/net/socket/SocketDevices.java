@@ -1,5 +1,7 @@
 package io.jccl.net.socket;
 
+import io.jccl.spi.config.InterfaceFilter;
+
 import io.jccl.spi.NetProperties;
 import io.jccl.spi.PointerType;
 
@@ -47,7 +49,7 @@ final class SocketDevices {
             if (!nif.isUp()) {
                 continue;
             }
-            InetAddress address = pickAddress(nif, settings.family());
+            InetAddress address = InterfaceFilter.pickAddress(nif, settings.family());
             if (address != null) {
                 candidates.add(new Candidate(nif.getName(), address, nif.getHardwareAddress()));
             }
@@ -63,33 +65,7 @@ final class SocketDevices {
 
     /** NCCL's selection among the interfaces that are up and have an address. */
     static List<Candidate> choose(List<Candidate> candidates, String ifname) {
-        if (ifname != null && ifname.length() > 1) {
-            InterfaceFilter filter = InterfaceFilter.parse(ifname);
-            return candidates.stream().filter(c -> filter.accepts(c.name())).toList();
-        }
-        for (InterfaceFilter tier : List.of(InterfaceFilter.parse("ib"), InterfaceFilter.parse("^docker,lo,virbr"),
-                InterfaceFilter.parse("docker"), InterfaceFilter.parse("lo"), InterfaceFilter.parse("virbr"))) {
-            List<Candidate> found = candidates.stream().filter(c -> tier.accepts(c.name())).toList();
-            if (!found.isEmpty()) {
-                return found;
-            }
-        }
-        return List.of();
-    }
-
-    /** IPv4 first unless the family says otherwise; never IPv6 link-local, never IPv6 loopback. */
-    private static InetAddress pickAddress(NetworkInterface nif, int family) {
-        InetAddress v6 = null;
-        for (InetAddress a : Collections.list(nif.getInetAddresses())) {
-            if (a instanceof Inet4Address && family != 6) {
-                return a;
-            }
-            if (a instanceof Inet6Address && family != 4 && v6 == null && !a.isLinkLocalAddress()
-                    && !a.isLoopbackAddress()) {
-                v6 = a;
-            }
-        }
-        return v6;
+        return InterfaceFilter.choose(candidates, Candidate::name, ifname);
     }
 
     private static NetProperties properties(Candidate c, int index) {

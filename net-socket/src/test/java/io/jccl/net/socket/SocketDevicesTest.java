@@ -1,5 +1,6 @@
 package io.jccl.net.socket;
 
+
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,19 +21,6 @@ class SocketDevicesTest {
         List<SocketDevices.Candidate> c = java.util.Arrays.stream(names)
                 .map(n -> new SocketDevices.Candidate(n, InetAddress.getLoopbackAddress(), null)).toList();
         return SocketDevices.choose(c, ifname).stream().map(SocketDevices.Candidate::name).toList();
-    }
-
-    @Test
-    void ifnameSyntaxIsNcclSocketIfnames() {
-        assertTrue(InterfaceFilter.parse("eth,ib").accepts("eth10"));
-        assertFalse(InterfaceFilter.parse("eth,ib").accepts("enp1s0"));
-        assertFalse(InterfaceFilter.parse("^docker,lo").accepts("docker0"));
-        assertTrue(InterfaceFilter.parse("^docker,lo").accepts("eth0"));
-        assertTrue(InterfaceFilter.parse("=eth0").accepts("eth0"));
-        assertFalse(InterfaceFilter.parse("=eth0").accepts("eth01"));
-        assertFalse(InterfaceFilter.parse("^=eth0").accepts("eth0"));
-        assertTrue(InterfaceFilter.parse("^=eth0").accepts("eth01"));
-        assertTrue(InterfaceFilter.parse("mlx5_0:1").accepts("mlx5_0"));
     }
 
     @Test
