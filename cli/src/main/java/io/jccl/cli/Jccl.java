@@ -11,7 +11,7 @@ import java.util.List;
         versionProvider = JcclVersion.class,
         description = "JCCL: NCCL-style network transports in Java.",
         subcommands = {PluginsCommand.class, PerfCommand.class, RunCommand.class, BenchCommand.class, TopoCommand.class,
-                TckCommand.class, PackageCommand.class, CommandLine.HelpCommand.class})
+                TckCommand.class, PackageCommand.class, CollNetAggregatorCommand.class, CommandLine.HelpCommand.class})
 public final class Jccl {
 
     /** @return a command line ready to execute, for {@link #main} and for tests */

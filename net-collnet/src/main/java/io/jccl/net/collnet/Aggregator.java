@@ -156,7 +156,8 @@ public final class Aggregator implements AutoCloseable {
                         + version + ")");
             }
             if (!MessageDigest.isEqual(key, secret)) {
-                throw new IOException("wrong secret (check JCCL_COLLNET_SECRET)");
+                answer(ch, 1, "wrong key: set JCCL_COLLNET_SECRET to the aggregator's");
+                throw new IOException("wrong key (JCCL_COLLNET_SECRET)");
             }
             if ((kind != Wire.KIND_DATA && kind != Wire.KIND_HEARTBEAT) || nranks < 1 || nranks > 65536 || rank < 0
                     || rank >= nranks) {

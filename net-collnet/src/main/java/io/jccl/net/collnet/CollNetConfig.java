@@ -118,7 +118,15 @@ public final class CollNetConfig {
         return new Placement(-1, new InetSocketAddress(host, port), secret(secretHex));
     }
 
-    /** @return the 16-byte key of an aggregator process */
+    /**
+     * @param hex 32 hex digits
+     * @return the 16-byte key of an aggregator process
+     * @throws IllegalArgumentException naming the variable if it is not 32 hex digits
+     */
+    public static byte[] parseSecret(String hex) {
+        return secret(hex);
+    }
+
     static byte[] secret(String hex) {
         if (hex == null || hex.isBlank()) {
             throw new IllegalArgumentException(JCCL_COLLNET_AGGREGATOR + " names an aggregator process: set "
