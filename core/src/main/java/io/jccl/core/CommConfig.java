@@ -47,6 +47,7 @@ public final class CommConfig {
     private final ProxyIdle proxyIdle;
     private final boolean callerProgress;
     private final boolean sharedMemory;
+    private final boolean collNet;
     private final long lowLatencyBytes;
     private final String algorithms;
     private final String hostId;
@@ -68,6 +69,7 @@ public final class CommConfig {
         this.proxyIdle = b.proxyIdle;
         this.callerProgress = b.callerProgress;
         this.sharedMemory = b.sharedMemory;
+        this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
         this.algorithms = b.algorithms;
         this.hostId = b.hostId;
@@ -128,6 +130,11 @@ public final class CommConfig {
         return callerProgress;
     }
 
+    /** @return whether all-reduces may go through a CollNet transport ({@code NCCL_COLLNET_ENABLE=1}) */
+    public boolean collNet() {
+        return collNet;
+    }
+
     /** @return whether ranks of the same host connect through shared memory ({@code NCCL_SHM_DISABLE=0}) */
     public boolean sharedMemory() {
         return sharedMemory;
@@ -169,7 +176,7 @@ public final class CommConfig {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
                 + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
-                + ", sharedMemory=" + sharedMemory + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
+                + ", sharedMemory=" + sharedMemory + ", collNet=" + collNet + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
                 + (algorithms.isBlank() ? "auto" : algorithms) + "]";
     }
 
@@ -184,6 +191,7 @@ public final class CommConfig {
         private ProxyIdle proxyIdle;
         private boolean callerProgress;
         private boolean sharedMemory;
+        private boolean collNet;
         private long lowLatencyBytes;
         private String algorithms;
         private String hostId;
@@ -220,6 +228,9 @@ public final class CommConfig {
             int shmOff = Env.getInt(CoreConfig.NCCL_SHM_DISABLE, 0);
             check(shmOff == 0 || shmOff == 1, CoreConfig.NCCL_SHM_DISABLE + "=" + shmOff + " is not 0 or 1");
             sharedMemory = shmOff == 0;
+            int collNetOn = Env.getInt(CoreConfig.NCCL_COLLNET_ENABLE, 0);
+            check(collNetOn == 0 || collNetOn == 1, CoreConfig.NCCL_COLLNET_ENABLE + "=" + collNetOn + " is not 0 or 1");
+            collNet = collNetOn == 1;
             long ll = Env.getBytes(CoreConfig.JCCL_LL_THRESHOLD, DEFAULT_LL_BYTES);
             check(ll >= 0 && ll <= MAX_LL_BYTES, CoreConfig.JCCL_LL_THRESHOLD + "=" + ll + " is outside 0 .. "
                     + MAX_LL_BYTES);
@@ -335,6 +346,12 @@ public final class CommConfig {
         /** @param helping whether a thread waiting for an operation runs the proxy's duty cycle itself */
         public Builder callerProgress(boolean helping) {
             this.callerProgress = helping;
+            return this;
+        }
+
+        /** @param on whether all-reduces may go through a CollNet transport (NCCL_COLLNET_ENABLE) */
+        public Builder collNet(boolean on) {
+            this.collNet = on;
             return this;
         }
 

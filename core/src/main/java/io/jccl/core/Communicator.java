@@ -4,6 +4,7 @@ import io.jccl.core.bootstrap.Bootstrap;
 import io.jccl.core.bootstrap.BootstrapRoot;
 import io.jccl.core.check.CollectiveKind;
 import io.jccl.core.collective.Algorithm;
+import io.jccl.core.collective.CollNetLinks;
 import io.jccl.core.collective.DoubleBinaryTree;
 import io.jccl.core.collective.DrainTask;
 import io.jccl.core.collective.Operation;
@@ -134,8 +135,10 @@ public final class Communicator implements AutoCloseable {
     private final OperationBuilder.Ring ring;
     /** The devices of the rings' channels (channel c on devices[c % length]); trees use the same. */
     private final int[] channelDevices;
-    /** Rings or trees, per call; built alike on every rank from rank 0's NCCL_ALGO. */
+    /** Rings, trees or CollNet, per call; built alike on every rank from rank 0's NCCL_ALGO. */
     private final Tuner tuner;
+    /** This rank's part in CollNet all-reduces; null without CollNet (NCCL_COLLNET_ENABLE, a transport, 2 hosts). */
+    private final CollNetLinks collNet;
     /** Tree connections made so far, by {@link #treeKey}: each tree is connected on its first use. */
     private final Map<Integer, TreeLinks> trees = new HashMap<>();
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
@@ -172,12 +175,13 @@ public final class Communicator implements AutoCloseable {
         CommunicatorEvent initEvent = Events.beginCommunicator("init", rank, nranks);
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
+        CollNetLinks collNetMade = null;
         boolean ok = false;
         try {
             b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
                     layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(),
                             (int) config.lowLatencyBytes(), algorithmMask(config.algorithms()), config.sharedMemory(),
-                            config.hostId() != null ? config.hostId() : defaultHostId()),
+                            config.hostId() != null ? config.hostId() : defaultHostId(), config.collNet()),
                     config.timeout(),
                     config.peerTimeout(), log, this::failed);
             this.bootstrap = b;
@@ -191,11 +195,13 @@ public final class Communicator implements AutoCloseable {
             this.p2pRecv = new RecvConnection[nranks];
             int[] devices = nranks > 1 ? ringDevices(selection.devices()) : new int[] {0};
             this.channelDevices = devices;
-            this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
-                    : Tuner.NETWORK);
             if (nranks > 1) {
                 made.addAll(connectRings(devices));
             }
+            collNetMade = agreed[5] == 1 && nranks > 1 ? setUpCollNet(b, devices[0], made) : null;
+            this.collNet = collNetMade;
+            this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
+                    : Tuner.NETWORK, collNet != null);
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
                     config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress());
@@ -216,6 +222,7 @@ public final class Communicator implements AutoCloseable {
                 if (b != null) {
                     b.close(false);
                 }
+                CollNetSetup.close(collNetMade);
                 closePlugin();
                 arena.close();
             }
@@ -310,7 +317,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, int lowLatencyBytes,
-                                 int algorithms, boolean shm, String hostId) {
+                                 int algorithms, boolean shm, String hostId, boolean collNet) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeUTF(netName);
@@ -321,6 +328,7 @@ public final class Communicator implements AutoCloseable {
             out.writeInt(algorithms);
             out.writeBoolean(shm);
             out.writeUTF(hostId);
+            out.writeBoolean(collNet);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -332,7 +340,7 @@ public final class Communicator implements AutoCloseable {
      * transport. Learns each rank's host id, which decides the peers reached through shared memory.
      */
     private int[] agreeOnLayout(Bootstrap b) {
-        int[] agreed = new int[5];
+        int[] agreed = new int[6];
         String netOfRank0 = null;
         for (int r = 0; r < nranks; r++) {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
@@ -340,15 +348,17 @@ public final class Communicator implements AutoCloseable {
                 int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt()};
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
+                int collNetOn = in.readBoolean() ? 1 : 0;
                 if (r == 0) {
                     netOfRank0 = netName;
-                    agreed = values;
+                    agreed = java.util.Arrays.copyOf(values, 6);
+                    agreed[5] = collNetOn;
                     sharedMemory = shm;
                 } else if (!netName.equalsIgnoreCase(netOfRank0)) {
                     throw new JcclException(NetResult.INVALID_USAGE, r, b.describe(r) + " uses transport " + netName
                             + " but rank 0 uses " + netOfRank0 + ": set NCCL_NET alike on every rank", null);
                 }
-                if (r == rank && !java.util.Arrays.equals(values, agreed)) {
+                if (r == rank && !java.util.Arrays.equals(values, java.util.Arrays.copyOf(agreed, 5))) {
                     log.warn("rank %d: channels/buffer/LL/algorithm settings %s differ from rank 0's %s; using rank 0's", rank,
                             java.util.Arrays.toString(values), java.util.Arrays.toString(agreed));
                 }
@@ -555,7 +565,17 @@ public final class Communicator implements AutoCloseable {
     }
 
     private OperationBuilder newBuilder() {
-        return new OperationBuilder(ring, tuner, this::treeLinks);
+        return new OperationBuilder(ring, tuner, this::treeLinks, collNet);
+    }
+
+    /** CollNet's set-up, collective on every rank; null when it is off. */
+    private CollNetLinks setUpCollNet(Bootstrap b, int device, List<Connection> made) {
+        boolean[] sameHost = new boolean[nranks];
+        for (int r = 0; r < nranks; r++) {
+            sameHost[r] = r != rank && onThisHost(r);
+        }
+        return CollNetSetup.connect(new CollNetSetup.Context(rank, nranks, hostIds, b, net, device, stepBytes, arena,
+                config.timeout(), log, config.discovery().get(), sameHost), made);
     }
 
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
@@ -1612,6 +1632,7 @@ public final class Communicator implements AutoCloseable {
             log.warn("rank %d: the proxy thread did not stop; its connections are left open", rank);
         }
         bootstrap.close(graceful);
+        CollNetSetup.close(collNet);
         closePlugin();
         StreamBridge b = bridge;
         if (b != null && !b.close(TimeUnit.SECONDS.toNanos(10))) {

@@ -11,11 +11,17 @@ public enum Algorithm {
     /** Around a ring of all ranks: every collective; best bandwidth on a flat network. */
     RING("Ring"),
     /** Up and down two binary trees ({@link DoubleBinaryTree}): all-reduce, broadcast and reduce; fewer hops. */
-    TREE("Tree");
+    TREE("Tree"),
+    /**
+     * Through a CollNet transport (in-network reduction), all-reduce only: the ranks of a host
+     * reduce into the host's first rank, which all-reduces with the other hosts' through CollNet
+     * and hands the result back (NCCL's CollNetChain). Needs NCCL_COLLNET_ENABLE=1 and a CollNet
+     * transport with a device.
+     */
+    COLLNET("CollNetChain");
 
     /** NCCL's algorithms that JCCL does not have, accepted in NCCL_ALGO so that NCCL's settings carry over. */
-    private static final Set<String> NCCL_ONLY = Set.of("collnet", "collnetdirect", "collnetchain", "nvls", "nvlstree",
-            "pat");
+    private static final Set<String> NCCL_ONLY = Set.of("nvls", "nvlstree", "pat");
 
     private final String ncclName;
 
@@ -30,8 +36,8 @@ public enum Algorithm {
 
     /**
      * NCCL_ALGO: a comma list of algorithms to use, or {@code ^} and a list to leave out, names in
-     * any case. NCCL's algorithms that JCCL lacks (CollNetDirect, CollNetChain, NVLS, NVLSTree,
-     * PAT) are accepted and have no effect.
+     * any case. CollNet, CollNetChain and CollNetDirect all name {@link #COLLNET}; NCCL's
+     * algorithms that JCCL lacks (NVLS, NVLSTree, PAT) are accepted and have no effect.
      *
      * @return the algorithms allowed; every one for {@code null} or blank
      * @throws IllegalArgumentException for an unknown name, or a setting that leaves no JCCL algorithm
@@ -45,18 +51,23 @@ public enum Algorithm {
         EnumSet<Algorithm> named = EnumSet.noneOf(Algorithm.class);
         for (String part : (exclude ? list.substring(1) : list).split(",")) {
             String name = part.strip().toLowerCase(Locale.ROOT);
-            Algorithm a = name.equals("ring") ? RING : name.equals("tree") ? TREE : null;
+            Algorithm a = switch (name) {
+                case "ring" -> RING;
+                case "tree" -> TREE;
+                case "collnet", "collnetchain", "collnetdirect" -> COLLNET;
+                default -> null;
+            };
             if (a != null) {
                 named.add(a);
             } else if (!NCCL_ONLY.contains(name)) {
                 throw new IllegalArgumentException("NCCL_ALGO=" + setting + ": unknown algorithm '" + part.strip()
-                        + "' (allowed: Ring, Tree, and NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT, "
-                        + "which JCCL does not have; a list, or ^list to exclude)");
+                        + "' (allowed: Ring, Tree, CollNet (CollNetChain, CollNetDirect), and NCCL's NVLS, NVLSTree, "
+                        + "PAT, which JCCL does not have; a list, or ^list to exclude)");
             }
         }
         EnumSet<Algorithm> allowed = exclude ? EnumSet.complementOf(named) : named;
         if (allowed.isEmpty()) {
-            throw new IllegalArgumentException("NCCL_ALGO=" + setting + " leaves none of JCCL's algorithms (Ring, Tree)");
+            throw new IllegalArgumentException("NCCL_ALGO=" + setting + " leaves none of JCCL's algorithms (Ring, Tree, CollNet)");
         }
         return allowed;
     }

@@ -46,6 +46,10 @@ public final class OperationBuilder {
     private final Ring ring;
     private final Tuner tuner;
     private final TreeSource trees;
+    /** This rank's CollNet part, or null without CollNet. */
+    private final CollNetLinks collNet;
+    /** CollNet's lane: its own connections, apart from the rings' and trees'. */
+    private static final int COLLNET_LANE = -1;
     /**
      * Tasks by the connections they use, each list run in call order: ring channel {@code c} is
      * lane {@code c}, tree {@code t} of channel {@code c} lane {@code channels + 2c + t}.
@@ -64,9 +68,18 @@ public final class OperationBuilder {
      * @param trees the tree connections, for the collectives the tuner gives to trees
      */
     public OperationBuilder(Ring ring, Tuner tuner, TreeSource trees) {
+        this(ring, tuner, trees, null);
+    }
+
+    /**
+     * @param collNet this rank's CollNet part, for the all-reduces the tuner gives to CollNet; null
+     *                without CollNet
+     */
+    public OperationBuilder(Ring ring, Tuner tuner, TreeSource trees, CollNetLinks collNet) {
         this.ring = ring;
         this.tuner = tuner;
         this.trees = trees;
+        this.collNet = collNet;
     }
 
     private List<Task> lane(int lane) {
@@ -175,7 +188,18 @@ public final class OperationBuilder {
                           ReductionKernel kernel) {
         int n = ring.nranks();
         boolean avg = op == ReduceOp.AVG;
-        if (onTrees(Tuner.Collective.ALL_REDUCE, count * type.size())) {
+        long bytes = count * type.size();
+        Algorithm a = n == 1 ? Algorithm.RING : tuner.choose(Tuner.Collective.ALL_REDUCE, bytes,
+                collNet != null && collNet.supports(type, op));
+        if (a == Algorithm.COLLNET) {
+            names.add("allReduce");
+            record(bytes, Algorithm.COLLNET.ncclName());
+            if (count > 0) {
+                lane(COLLNET_LANE).add(new CollNetTask(collNet, kernel, type, op, in, out, 0, bytes));
+            }
+            return;
+        }
+        if (a == Algorithm.TREE) {
             splitTree("allReduce", TreeTask.Shape.UP_DOWN, count, type, op, 0, in, out, kernel, false);
             return;
         }

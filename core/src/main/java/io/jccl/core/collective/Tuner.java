@@ -65,6 +65,15 @@ public final class Tuner {
     private final int depth;
     private final Set<Algorithm> allowed;
     private final Costs costs;
+    private final boolean collNet;
+
+    /**
+     * CollNet's hops: a rank's data goes to its host's head, to the aggregator, back, and to the
+     * rank again, as a ring's four steps would.
+     */
+    static final int COLLNET_HOPS = 4;
+    /** CollNet's bandwidth per byte relative to a ring's: the head's copies and reductions cost some. */
+    static final double COLLNET_EFFICIENCY = 0.9;
 
     /**
      * @param nranks  ranks of the communicator
@@ -72,22 +81,61 @@ public final class Tuner {
      * @param costs   the costs of the path between ranks
      */
     public Tuner(int nranks, Set<Algorithm> allowed, Costs costs) {
+        this(nranks, allowed, costs, false);
+    }
+
+    /**
+     * @param collNet whether the communicator has CollNet (NCCL_COLLNET_ENABLE and a transport)
+     */
+    public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet) {
         this.nranks = nranks;
         this.depth = DoubleBinaryTree.depth(nranks);
         this.allowed = Set.copyOf(allowed);
         this.costs = costs;
+        this.collNet = collNet;
     }
 
-    /** @return the algorithm for a call of {@code bytes} (the buffer of all-reduce, broadcast and reduce) */
+    /**
+     * @return the algorithm for a call of {@code bytes} (the buffer of all-reduce, broadcast and
+     *         reduce): the fastest predicted among those NCCL_ALGO allows that can run the
+     *         collective here; rings when none can
+     */
     public Algorithm choose(Collective collective, long bytes) {
-        if (!collective.hasTree() || nranks < 3 || !allowed.contains(Algorithm.TREE)) {
-            return Algorithm.RING;
+        return choose(collective, bytes, true);
+    }
+
+    /**
+     * @param collNetUsable false where CollNet cannot take this call (its transport does not
+     *                      reduce the type and operation)
+     * @return as {@link #choose(Collective, long)}, CollNet only where usable
+     */
+    public Algorithm choose(Collective collective, long bytes, boolean collNetUsable) {
+        Algorithm best = null;
+        double fastest = Double.MAX_VALUE;
+        for (Algorithm a : Algorithm.values()) {
+            if (!allowed.contains(a) || !applies(a, collective) || (a == Algorithm.COLLNET && !collNetUsable)) {
+                continue;
+            }
+            double t = predictMicros(a, collective, bytes);
+            if (t < fastest) {
+                best = a;
+                fastest = t;
+            }
         }
-        if (!allowed.contains(Algorithm.RING)) {
-            return Algorithm.TREE;
-        }
-        return predictMicros(Algorithm.TREE, collective, bytes) < predictMicros(Algorithm.RING, collective, bytes)
-                ? Algorithm.TREE : Algorithm.RING;
+        return best == null ? Algorithm.RING : best;
+    }
+
+    private boolean applies(Algorithm a, Collective collective) {
+        return switch (a) {
+            case RING -> true;
+            case TREE -> collective.hasTree() && nranks >= 3;
+            case COLLNET -> collNet && collective == Collective.ALL_REDUCE;
+        };
+    }
+
+    /** @return whether CollNet can run all-reduce on this communicator */
+    public boolean hasCollNet() {
+        return collNet;
     }
 
     /**
@@ -96,6 +144,10 @@ public final class Tuner {
     public double predictMicros(Algorithm algorithm, Collective collective, long bytes) {
         int n = nranks;
         boolean allReduce = collective == Collective.ALL_REDUCE;
+        if (algorithm == Algorithm.COLLNET) {
+            // Every rank sends its data once and receives the result once.
+            return COLLNET_HOPS * costs.ringStepMicros() + bytes / (costs.bandwidth(n) * COLLNET_EFFICIENCY);
+        }
         if (algorithm == Algorithm.TREE) {
             int hops = allReduce ? 2 * depth : depth;
             // Every rank sends and receives the data once per direction (half in each tree: all of

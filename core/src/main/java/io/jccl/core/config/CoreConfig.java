@@ -57,11 +57,12 @@ public final class CoreConfig {
     public static final String NCCL_PROTO = "NCCL_PROTO";
 
     @EnvVar(defaultValue = "",
-            description = "Algorithms allowed, NCCL's syntax: a comma list of Ring and Tree, or ^ and the list to "
-                    + "exclude (NCCL's CollNetDirect, CollNetChain, NVLS, NVLSTree and PAT are accepted and have no "
-                    + "effect). Unset: the tuner chooses per call between rings and double binary trees (trees for "
-                    + "all-reduce, broadcast and reduce of 3 ranks or more, up to the size where rings get faster); "
-                    + "all-gather, reduce-scatter and Tree alone run on rings. Rank 0's value holds for every rank.")
+            description = "Algorithms allowed, NCCL's syntax: a comma list of Ring, Tree and CollNet (also spelt "
+                    + "CollNetChain or CollNetDirect), or ^ and the list to exclude (NCCL's NVLS, NVLSTree and PAT are "
+                    + "accepted and have no effect). Unset: the tuner chooses per call between rings, double binary "
+                    + "trees (all-reduce, broadcast and reduce of 3 ranks or more, up to the size where rings get "
+                    + "faster) and CollNet (all-reduce, where NCCL_COLLNET_ENABLE set it up); a collective the "
+                    + "allowed ones cannot run goes on rings. Rank 0's value holds for every rank.")
     public static final String NCCL_ALGO = "NCCL_ALGO";
 
     @EnvVar(defaultValue = "65536",
@@ -77,6 +78,13 @@ public final class CoreConfig {
                     + "(default): through shared memory in /dev/shm, as NCCL's SHM transport. Rank 0's value holds "
                     + "for every rank.")
     public static final String NCCL_SHM_DISABLE = "NCCL_SHM_DISABLE";
+
+    @EnvVar(defaultValue = "0",
+            description = "1 lets all-reduce go through a CollNet transport (in-network reduction, e.g. JcclCollNet) "
+                    + "when one has a device and the ranks span 2 hosts or more: a host's ranks reduce into its first "
+                    + "rank, which all-reduces with the other hosts' through CollNet (NCCL's CollNetChain); the tuner "
+                    + "chooses it per call, NCCL_ALGO can force or exclude it. Rank 0's value holds.")
+    public static final String NCCL_COLLNET_ENABLE = "NCCL_COLLNET_ENABLE";
 
     @EnvVar(defaultValue = "",
             description = "Identity of this rank's host, as in NCCL: ranks with the same value use shared memory "

@@ -75,9 +75,31 @@ class TunerTest {
         assertEquals(Algorithm.RING, treesOnly.choose(Tuner.Collective.REDUCE_SCATTER, 1));
         Tuner ringsOnly = new Tuner(8, Algorithm.parseAllowed("^tree"), Tuner.NETWORK);
         assertEquals(Algorithm.RING, ringsOnly.choose(Tuner.Collective.ALL_REDUCE, 1));
-        assertEquals(EnumSet.of(Algorithm.RING), Algorithm.parseAllowed("Ring,PAT,CollNetDirect"));
+        assertEquals(EnumSet.of(Algorithm.RING), Algorithm.parseAllowed("Ring,PAT"));
+        assertEquals(EnumSet.of(Algorithm.RING, Algorithm.COLLNET), Algorithm.parseAllowed("Ring,CollNetDirect"));
+        assertEquals(EnumSet.of(Algorithm.COLLNET), Algorithm.parseAllowed("collnet,CollNetChain"));
         assertEquals(ALL, Algorithm.parseAllowed(" "));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Algorithm.parseAllowed("NVLS"));
         assertTrue(e.getMessage().startsWith("NCCL_ALGO=NVLS leaves none"), e.getMessage());
+    }
+
+    /**
+     * CollNet moves every rank's data once each way, a ring 2(n-1)/n times: from 3 ranks up it wins
+     * large all-reduces, at 2 it never does (same traffic, more hops); it runs all-reduce only, and
+     * only where the communicator has it and its transport reduces the pair.
+     */
+    @Test
+    void collNetTakesLargeAllReducesOfThreeRanksOrMoreWhereItIsUsable() {
+        Tuner four = new Tuner(4, ALL, Tuner.NETWORK, true);
+        assertEquals(Algorithm.COLLNET, four.choose(Tuner.Collective.ALL_REDUCE, 64L << 20));
+        assertEquals(Algorithm.RING, four.choose(Tuner.Collective.ALL_GATHER, 64L << 20));
+        assertEquals(Algorithm.RING, four.choose(Tuner.Collective.ALL_REDUCE, 64L << 20, false));
+        Tuner two = new Tuner(2, ALL, Tuner.NETWORK, true);
+        assertEquals(Algorithm.RING, two.choose(Tuner.Collective.ALL_REDUCE, 64L << 20));
+        Tuner without = new Tuner(4, ALL, Tuner.NETWORK, false);
+        assertEquals(Algorithm.RING, without.choose(Tuner.Collective.ALL_REDUCE, 64L << 20));
+        Tuner forced = new Tuner(2, Algorithm.parseAllowed("CollNet"), Tuner.NETWORK, true);
+        assertEquals(Algorithm.COLLNET, forced.choose(Tuner.Collective.ALL_REDUCE, 1));
+        assertEquals(Algorithm.RING, forced.choose(Tuner.Collective.BROADCAST, 1));
     }
 }
