@@ -4,7 +4,9 @@
 # network that is the bottleneck, while ranks of one host share memory as on a real node.
 #
 #   bench/netns/hosts.sh up N [RATE]   make hosts jccl-h0 .. jccl-h(N-1), 10.213.0.1 .. 10.213.0.N,
-#                                     each link RATE (tc's units, default 10gbit), behind one switch
+#                                     each link RATE (tc's units, default 10gbit), behind one switch;
+#                                     the switch itself answers at 10.213.0.254 (where an in-network
+#                                     service such as JcclCollNet's aggregator runs, unlimited)
 #   bench/netns/hosts.sh down          remove them
 #   bench/netns/hosts.sh check         exit 0 if namespaces can be made here (root, ip, tc), else 1
 #                                     with the reason
@@ -41,6 +43,8 @@ up() {
   ip netns add "$sw"
   ip -n "$sw" link add br0 type bridge
   ip -n "$sw" link set br0 up
+  ip -n "$sw" addr add 10.213.0.254/24 dev br0
+  ip -n "$sw" link set lo up
   for ((i = 0; i < n; i++)); do
     local ns=$prefix-h$i
     ip netns add "$ns"

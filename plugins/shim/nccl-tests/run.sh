@@ -21,6 +21,11 @@
 #                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names
 #                       the transport and its runtime/ runs it. Non-zero exit on any #wrong, crash,
 #                       hang, or NCCL not using the package's transport
+#   run.sh collnet      all_reduce_perf, -c 1, 8 B to 64 MiB, with NCCL_COLLNET_ENABLE=1 and the shim's
+#                       CollNet on JcclCollNet (JCCL_SHIM_COLLNET): forced (NCCL_ALGO=CollNet, which
+#                       NCCL refuses to run without a usable CollNet) and as NCCL's tuner chooses; then
+#                       the same without CollNet (the baseline). Non-zero exit on any #wrong, crash,
+#                       hang, or a forced run whose CollNet JcclCollNet did not reduce
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
 #                       pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run)
@@ -194,6 +199,34 @@ package() {
   [ "$failures" = 0 ]
 }
 
+collnet() {
+  needs_shim
+  build_nccl_tests || exit 1
+  local failures=0 spec log rc oob problem tag
+  local cn=NCCL_COLLNET_ENABLE=1+JCCL_SHIM_COLLNET=JcclCollNet+NCCL_DEBUG_SUBSYS=INIT,NET,COLL,TUNING
+  printf '%-64s %-6s %-6s %s\n' configuration exit oob problem | tee "$out/collnet.txt"
+  for spec in "jccl+$cn+NCCL_ALGO=CollNet" "jccl+$cn" "jccl" "socket"; do
+    tag=$(printf %s "collnet-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_' | cut -c1-120)
+    log="$out/$tag.log"
+    rc=$(run_one "$log" "$spec" all_reduce_perf -b 8 -e 64M -f 4 -g 1 -c 1 -n "${JCCL_BENCH_ITERS:-10}" -w 3)
+    oob=$(grep -o 'Out of bounds values *: *[0-9]*' "$log" | grep -o '[0-9]*$' | sort -n | tail -1)
+    problem=""
+    { [ "$rc" = 124 ] || [ "$rc" = 137 ]; } && problem="hang (killed after ${timeout_s} s)"
+    [ -z "$problem" ] && grep -qiE 'segmentation fault|signal [0-9]+|core dumped|SIGSEGV' "$log" && problem="crash"
+    [ -z "$problem" ] && [ "$rc" != 0 ] && problem="exit $rc: $(grep -m1 -iE 'error|warn' "$log" | cut -c1-200)"
+    [ -z "$problem" ] && [ "${oob:-x}" != 0 ] && problem="wrong results (out of bounds: ${oob:-none reported})"
+    if [ -z "$problem" ] && [[ $spec == *NCCL_ALGO=CollNet* ]] && ! grep -q 'JcclCollNet group .* reduced [1-9]' "$log"; then
+      problem="JcclCollNet's aggregator reduced nothing"
+    fi
+    [ -n "$problem" ] && failures=$((failures + 1))
+    printf '%-64s %-6s %-6s %s\n' "$spec" "$rc" "${oob:--}" "${problem:-ok}" | tee -a "$out/collnet.txt"
+    grep -iE 'collnet' "$log" | sort | uniq -c | sort -rn | head -12 | cut -c1-220 >> "$out/collnet-lines.txt"
+    awk '$1 ~ /^[0-9]+$/ && NF >= 12 { print FILENAME ": " $0 }' "$log" | sed "s|$out/||" >> "$out/collnet-table.txt"
+  done
+  echo "failures: $failures" | tee -a "$out/collnet.txt"
+  [ "$failures" = 0 ]
+}
+
 ceilings() {
   gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
   gcc -O2 -o /tmp/jccl-tcp-small-write "$here/tcp_small_write.c" || return 1
@@ -224,6 +257,7 @@ case ${1:-} in
   lat) shift; lat "$@" ;;
   ceilings) ceilings ;;
   package) shift; package "$@" ;;
+  collnet) collnet ;;
   build) build_nccl_tests ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

@@ -80,6 +80,27 @@ class MultiHostRunTest {
         }
     }
 
+    /**
+     * NCCL_COLLNET_ENABLE=1 between the same hosts: the first rank of each host all-reduces through
+     * JcclCollNet (its aggregator a thread of rank 0), the other rank of each host through its head.
+     */
+    @Test
+    void allReduceGoesThroughCollNetBetweenHosts() throws Exception {
+        assumeTrue(Files.isRegularFile(SCRIPT), "no " + SCRIPT);
+        assumeTrue(unavailable == null, () -> "network namespaces cannot be made here: " + unavailable);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int rc = LocalJob.run(List.of("-DNCCL_COLLNET_ENABLE=1", "-DNCCL_ALGO=CollNet", "-cp",
+                        System.getProperty("java.class.path"), HostsProbe.class.getName(), "collnet"), 4,
+                List.of(PREFIX + "-h0", PREFIX + "-h1"), true, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+        String o = out.toString(StandardCharsets.UTF_8);
+        assertEquals(0, rc, o + err.toString(StandardCharsets.UTF_8));
+        for (int r = 0; r < 4; r++) {
+            assertTrue(o.contains("[rank " + r + "] collnet rank=" + r + " algo=CollNetChain wrong=0"), o);
+        }
+    }
+
     @Test
     void aHostThatIsNoNamespaceIsRefusedInOneLine() throws Exception {
         IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,

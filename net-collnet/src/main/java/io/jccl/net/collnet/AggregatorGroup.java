@@ -58,6 +58,8 @@ final class AggregatorGroup {
     private final int[] firstRank;
     private String failure;
     private int liveThreads;
+    private long chunksReduced;
+    private long bytesReduced;
     private final Runnable onEnd;
 
     AggregatorGroup(String name, SocketChannel[] data, SocketChannel[] beats, int chunkBytes, int window, long timeoutMs,
@@ -112,7 +114,7 @@ final class AggregatorGroup {
 
     /** Fails the group from outside (the aggregator closes). */
     void shutDown(String reason) {
-        fail(reason, true);
+        fail(reason, busy());
     }
 
     private void reader(int r) {
@@ -176,6 +178,8 @@ final class AggregatorGroup {
                     }
                     synchronized (this) {
                         ready[slot] = true;
+                        chunksReduced++;
+                        bytesReduced += b;
                         notifyAll();
                     }
                 }
@@ -292,10 +296,11 @@ final class AggregatorGroup {
         }
         failure = "JcclCollNet group " + name + ": " + reason;
         notifyAll();
+        String summary = failure + " (the group reduced " + chunksReduced + " chunks, " + bytesReduced + " bytes a rank)";
         if (warn) {
-            log.warn("%s", failure);
+            log.warn("%s", summary);
         } else {
-            log.info(LogSubsystem.NET, "%s", failure);
+            log.info(LogSubsystem.NET, "%s", summary);
         }
         Thread.ofPlatform().daemon().name("jccl-collnet-close-" + name).start(() -> {
             try {
