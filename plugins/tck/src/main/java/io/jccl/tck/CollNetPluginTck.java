@@ -161,4 +161,22 @@ public abstract class CollNetPluginTck {
     public void required_coll_7_closeWithRequestsInFlightFailsTheOtherRanks() throws Exception {
         coll().closeWithRequestsInFlight();
     }
+
+    /** Every rank of a group ends with the same bits, for floating-point sums whose value depends on order. */
+    @Test
+    @TckRule(id = "coll.8", level = REQUIRED, hint = "reduce once, in one order, and send that result to every rank "
+            + "(as a switch does); a transport where each rank reduces its own copy, or ranks add in different orders, "
+            + "gives float sums that differ in their last bits between ranks.")
+    public void required_coll_8_everyRankGetsTheSameBits() throws Exception {
+        coll().everyRankGetsTheSameBits();
+    }
+
+    /** Eight iallreduce calls of different sizes in flight at once complete, in order, each with its own size and result. */
+    @Test
+    @TckRule(id = "coll.9", level = REQUIRED, hint = "NCCL's proxy keeps up to 8 requests in flight on a collComm and "
+            + "tests them in issue order: each request must keep its own buffers, count and result; returning null "
+            + "(retry) is allowed, never a request that reports another one's size or data.")
+    public void required_coll_9_requestsInFlightCompleteWithTheirOwnResults() throws Exception {
+        coll().requestsInFlightCompleteWithTheirOwnResults();
+    }
 }

@@ -377,4 +377,163 @@ public final class CollChecks {
             }
         }
     }
+
+    // ---------------------------------------------------------------------------------------------
+    // coll.8 and coll.9
+
+    /** Elements of the coll.8 input: past several chunks of any likely chunk size, odd. */
+    static final long SAME_BITS_COUNT = (1L << 17) + 3;
+
+    /**
+     * Every rank ends with the same bits, for floating-point sums too, whose value depends on the
+     * order of the additions: NCCL gives every rank one result (a transport that reduces in a
+     * different order for each rank, or lets each rank reduce its own copy, breaks that).
+     */
+    public void everyRankGetsTheSameBits() throws Exception {
+        assumeDevices();
+        List<Pair> pairs = new ArrayList<>();
+        for (DataType t : List.of(DataType.FLOAT32, DataType.FLOAT64, DataType.FLOAT16, DataType.BFLOAT16)) {
+            if (answer(t, ReduceOp.SUM)) {
+                pairs.add(new Pair(t, ReduceOp.SUM));
+            }
+        }
+        assumeTrue(!pairs.isEmpty(), "reduceSupport refuses floating-point sums: no order-dependent result to compare");
+        int n = 3;
+        CollComm[] comms = kit.connect(n);
+        try {
+            for (Pair p : pairs) {
+                DataType t = p.type();
+                byte[][] results = new byte[n][];
+                kit.onEveryRank(n, kit.settings().ruleTimeout(), rank -> {
+                    long bytes = SAME_BITS_COUNT * t.size();
+                    MemorySegment send = Arena.ofAuto().allocate(bytes, 4096);
+                    MemorySegment recv = Arena.ofAuto().allocate(bytes, 4096);
+                    java.util.Random random = new java.util.Random(seed * 31 + rank);
+                    for (long i = 0; i < SAME_BITS_COUNT; i++) {
+                        // Magnitudes from 2^-20 to 2^20: sums that differ in their last bits by order.
+                        int range = t == DataType.FLOAT16 ? 10 : 20;
+                        double v = (random.nextDouble() - 0.5) * Math.scalb(1.0, random.nextInt(2 * range + 1) - range);
+                        ElementCodec.put(send, i, t, v);
+                    }
+                    MemoryHandle smh = plugin().regMr(comms[rank], send, PointerType.HOST);
+                    MemoryHandle rmh = plugin().regMr(comms[rank], recv, PointerType.HOST);
+                    NetRequest req = issue(comms[rank], send, recv, SAME_BITS_COUNT, p, smh, rmh, "iallreduce " + p);
+                    int[] size = new int[1];
+                    kit.await(req, size, "iallreduce " + p + " of " + SAME_BITS_COUNT + " random elements");
+                    results[rank] = recv.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+                    plugin().deregMr(comms[rank], smh);
+                    plugin().deregMr(comms[rank], rmh);
+                });
+                for (int r = 1; r < n; r++) {
+                    int at = java.util.Arrays.mismatch(results[0], results[r]);
+                    if (at >= 0) {
+                        long element = at / t.size();
+                        fail(String.format(Locale.ROOT, "iallreduce %s over %d ranks: rank %d's element %d is %s, rank "
+                                + "0's is %s: every rank must end with the same bits (one reduction order for all)",
+                                p, n, r, element, ElementCodec.get(MemorySegment.ofArray(results[r]), element, t),
+                                ElementCodec.get(MemorySegment.ofArray(results[0]), element, t)));
+                    }
+                }
+            }
+        } finally {
+            kit.close(comms);
+        }
+    }
+
+    /** Requests NCCL's proxy keeps in flight on one collComm at most. */
+    public static final int IN_FLIGHT = 8;
+
+    /**
+     * Up to {@link #IN_FLIGHT} iallreduce calls of different sizes in flight at once on every
+     * rank, as NCCL's proxy issues them (a null request means "retry": the rank then tests its
+     * oldest request first); each completes with its own size and result, tested in issue order.
+     */
+    public void requestsInFlightCompleteWithTheirOwnResults() throws Exception {
+        assumeDevices();
+        List<Pair> pairs = supported(true);
+        assumeTrue(!pairs.isEmpty(), "reduceSupport refuses every (type, op) pair: nothing to reduce");
+        Pair p = pairs.contains(new Pair(DataType.INT32, ReduceOp.SUM)) ? new Pair(DataType.INT32, ReduceOp.SUM)
+                : pairs.get(0);
+        DataType t = p.type();
+        int n = 3;
+        CollComm[] comms = kit.connect(n);
+        try {
+            kit.onEveryRank(n, kit.settings().ruleTimeout(), rank -> {
+                long[] counts = new long[IN_FLIGHT];
+                MemorySegment[] send = new MemorySegment[IN_FLIGHT];
+                MemorySegment[] recv = new MemorySegment[IN_FLIGHT];
+                MemoryHandle[] smh = new MemoryHandle[IN_FLIGHT];
+                MemoryHandle[] rmh = new MemoryHandle[IN_FLIGHT];
+                for (int k = 0; k < IN_FLIGHT; k++) {
+                    counts[k] = 1000L * (k + 1) * (k + 1) + k;
+                    send[k] = Arena.ofAuto().allocate(counts[k] * t.size(), 64);
+                    recv[k] = Arena.ofAuto().allocate(counts[k] * t.size(), 64);
+                    for (long i = 0; i < counts[k]; i++) {
+                        ElementCodec.put(send[k], i, t, input(p.op(), t, rank, i + 7919L * k, seed));
+                    }
+                    smh[k] = plugin().regMr(comms[rank], send[k], PointerType.HOST);
+                    rmh[k] = plugin().regMr(comms[rank], recv[k], PointerType.HOST);
+                }
+                NetRequest[] reqs = new NetRequest[IN_FLIGHT];
+                int[] size = new int[1];
+                int oldest = 0;
+                for (int k = 0; k < IN_FLIGHT; k++) {
+                    Deadline d = Deadline.after(kit.settings().completionTimeout());
+                    while ((reqs[k] = plugin().iallreduce(comms[rank], send[k], recv[k], counts[k], t, p.op(), smh[k],
+                            rmh[k])) == null) {
+                        if (oldest < k) {
+                            complete(reqs[oldest], oldest, counts[oldest], t, p, size, recv[oldest], rank, n);
+                            oldest++;
+                        } else if (d.expired()) {
+                            fail("iallreduce " + p + " returned null (would block) for " + Deadline.format(d.budget())
+                                    + " with no request of this rank in flight");
+                        }
+                    }
+                }
+                for (int k = oldest; k < IN_FLIGHT; k++) {
+                    complete(reqs[k], k, counts[k], t, p, size, recv[k], rank, n);
+                }
+                for (int k = 0; k < IN_FLIGHT; k++) {
+                    plugin().deregMr(comms[rank], smh[k]);
+                    plugin().deregMr(comms[rank], rmh[k]);
+                }
+            });
+        } finally {
+            kit.close(comms);
+        }
+    }
+
+    private void complete(NetRequest req, int k, long count, DataType t, Pair p, int[] size, MemorySegment recv, int rank,
+                          int n) throws NetException {
+        String what = "request " + k + " of " + IN_FLIGHT + " in flight (iallreduce " + p + " of " + count + " elements)";
+        size[0] = -1;
+        kit.await(req, size, what);
+        if (size[0] != count * t.size()) {
+            fail(what + ": test reported " + size[0] + " bytes, this request's result has " + count * t.size()
+                    + " (another request's size?)");
+        }
+        for (long i = 0; i < count; i++) {
+            double want = expected(p.op(), t, n, i + 7919L * k, seed);
+            double got = ElementCodec.get(recv, i, t);
+            if (got != want) {
+                fail(String.format(Locale.ROOT, "%s: element %d is %s, expected %s (seed 0x%x)", what, i, got, want, seed));
+            }
+        }
+    }
+
+    private NetRequest issue(CollComm comm, MemorySegment send, MemorySegment recv, long count, Pair p, MemoryHandle smh,
+                             MemoryHandle rmh, String what) throws NetException {
+        Deadline d = Deadline.after(kit.settings().completionTimeout());
+        Backoff idle = new Backoff();
+        while (true) {
+            NetRequest req = plugin().iallreduce(comm, send, recv, count, p.type(), p.op(), smh, rmh);
+            if (req != null) {
+                return req;
+            }
+            if (d.expired()) {
+                fail(what + ": iallreduce still returned null (would block) after " + Deadline.format(d.budget()));
+            }
+            idle.idle();
+        }
+    }
 }
