@@ -22,8 +22,9 @@
 #                       the transport and its runtime/ runs it. Non-zero exit on any #wrong, crash,
 #                       hang, or NCCL not using the package's transport
 #   run.sh collnet      all_reduce_perf, -c 1, 8 B to 64 MiB, with NCCL_COLLNET_ENABLE=1 and the shim's
-#                       CollNet on JcclCollNet (JCCL_SHIM_COLLNET): forced (NCCL_ALGO=CollNet, which
-#                       NCCL refuses to run without a usable CollNet) and as NCCL's tuner chooses; then
+#                       CollNet on JcclCollNet (JCCL_SHIM_COLLNET): forced (NCCL_ALGO=CollNetChain, which
+#                       NCCL refuses to run without a usable CollNet; also at ncclCollNet v6) and as
+#                       NCCL's tuner chooses; then
 #                       the same without CollNet (the baseline). Non-zero exit on any #wrong, crash,
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
@@ -203,9 +204,10 @@ collnet() {
   needs_shim
   build_nccl_tests || exit 1
   local failures=0 spec log rc oob problem tag
-  local cn=NCCL_COLLNET_ENABLE=1+JCCL_SHIM_COLLNET=JcclCollNet+NCCL_DEBUG_SUBSYS=INIT,NET,COLL,TUNING
+  # TUNING: NCCL prints the algorithm of each call ("AllReduce: 8 Bytes -> Algo COLLNET_CHAIN ...")
+  local cn=NCCL_COLLNET_ENABLE=1+JCCL_SHIM_COLLNET=JcclCollNet+NCCL_DEBUG_SUBSYS=INIT,NET,TUNING
   printf '%-64s %-6s %-6s %s\n' configuration exit oob problem | tee "$out/collnet.txt"
-  for spec in "jccl+$cn+NCCL_ALGO=CollNet" "jccl+$cn" "jccl" "socket"; do
+  for spec in "jccl+$cn+NCCL_ALGO=CollNetChain" "jccl-v6+$cn+NCCL_ALGO=CollNetChain" "jccl+$cn" "jccl" "socket"; do
     tag=$(printf %s "collnet-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_' | cut -c1-120)
     log="$out/$tag.log"
     rc=$(run_one "$log" "$spec" all_reduce_perf -b 8 -e 64M -f 4 -g 1 -c 1 -n "${JCCL_BENCH_ITERS:-10}" -w 3)
@@ -217,6 +219,9 @@ collnet() {
     [ -z "$problem" ] && [ "${oob:-x}" != 0 ] && problem="wrong results (out of bounds: ${oob:-none reported})"
     if [ -z "$problem" ] && [[ $spec == *NCCL_ALGO=CollNet* ]] && ! grep -q 'JcclCollNet group .* reduced [1-9]' "$log"; then
       problem="JcclCollNet's aggregator reduced nothing"
+    fi
+    if [ -z "$problem" ] && [[ $spec == *NCCL_ALGO=CollNet* ]] && grep -q 'Algo ' "$log" && grep 'Algo ' "$log" | grep -qv 'Algo COLLNET_CHAIN'; then
+      problem="NCCL ran some calls on another algorithm than CollNetChain"
     fi
     [ -n "$problem" ] && failures=$((failures + 1))
     printf '%-64s %-6s %-6s %s\n' "$spec" "$rc" "${oob:--}" "${problem:-ok}" | tee -a "$out/collnet.txt"
