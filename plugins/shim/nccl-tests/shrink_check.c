@@ -11,8 +11,12 @@
  * when the survivor's results after the shrink are right, 1 otherwise.
  * The unique id goes through IDFILE (rank 0 writes it), so no MPI is needed and a rank's death
  * kills nobody else.
+ * SHRINK_REVOKE=1: on a library that has ncclCommRevoke (NCCL 2.29+; looked up at run time, as the
+ * installed headers may predate it), the survivors revoke the communicator after the failure,
+ * wait for the revoke to end, and then shrink (NCCL_SHRINK_DEFAULT unless SHRINK_FLAGS says 1).
  */
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <nccl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -101,6 +105,11 @@ int main(int argc, char** argv) {
         if (f == NULL || fread(&id, sizeof id, 1, f) != 1) { fprintf(stderr, "rank %d: no id\n", rank); return 1; }
         fclose(f);
     }
+    if (rank == 0) {
+        int v = 0;
+        ncclGetVersion(&v);
+        printf("rank 0: NCCL %d.%d.%d\n", v / 10000, v / 100 % 100, v % 100);
+    }
     ncclComm_t comm;
     ncclConfig_t config = nonblocking();
     ncclCommInitRankConfig(&comm, n, id, rank, &config);
@@ -140,9 +149,26 @@ int main(int argc, char** argv) {
     ncclComm_t small;
     ncclConfig_t c2 = nonblocking();
     double t0 = now();
-    /* SHRINK_FLAGS=0 asks for NCCL_SHRINK_DEFAULT; else NCCL_SHRINK_ABORT. */
+    /* SHRINK_FLAGS=0 asks for NCCL_SHRINK_DEFAULT, 1 for NCCL_SHRINK_ABORT; the default is ABORT,
+     * DEFAULT after a revoke. */
     const char* fl = getenv("SHRINK_FLAGS");
-    int flags = fl != NULL && strcmp(fl, "0") == 0 ? NCCL_SHRINK_DEFAULT : NCCL_SHRINK_ABORT;
+    const char* rv = getenv("SHRINK_REVOKE");
+    int revoke = rv != NULL && strcmp(rv, "1") == 0;
+    int flags = fl != NULL ? (strcmp(fl, "0") == 0 ? NCCL_SHRINK_DEFAULT : NCCL_SHRINK_ABORT)
+                           : (revoke ? NCCL_SHRINK_DEFAULT : NCCL_SHRINK_ABORT);
+    if (revoke) {
+        typedef ncclResult_t (*revoke_fn)(ncclComm_t, int);
+        revoke_fn ncclRevoke = (revoke_fn) dlsym(RTLD_DEFAULT, "ncclCommRevoke");
+        if (ncclRevoke == NULL) {
+            printf("rank %d: REVOKE UNAVAILABLE: this libnccl has no ncclCommRevoke\n", rank);
+        } else {
+            ncclResult_t rr = ncclRevoke(comm, 0);
+            int w = rr == ncclInProgress || rr == ncclSuccess ? wait_comm(comm, NULL, bound) : (int) rr;
+            printf("rank %d: REVOKED in %.2f s: %s\n", rank, now() - t0,
+                   w == 0 ? "ok" : w == -1 ? "still in progress" : ncclGetErrorString((ncclResult_t) w));
+        }
+        fflush(stdout);
+    }
     ncclResult_t r = ncclCommShrink(comm, excluded, 1, &small, &c2, flags);
     if (r != ncclSuccess && r != ncclInProgress) {
         printf("rank %d: SHRINK FAILED: %s\n", rank, ncclGetErrorString(r));
