@@ -139,6 +139,62 @@ class CollNetFailureTest {
         assertTrue(ms >= TIMEOUT_MS / 2 && ms < 3 * TIMEOUT_MS, "took " + ms + " ms");
     }
 
+    /** The aggregator is a process of its own, killed while two ranks (threads here) all-reduce through it. */
+    @Test
+    void aKilledAggregatorProcessFailsEveryRankAtOnce() throws Exception {
+        String key = "0123456789abcdef0123456789abcdef";
+        peer = new ProcessBuilder(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), AggregatorProcess.class.getName(), key))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        int port = Integer.parseInt(new BufferedReader(new InputStreamReader(peer.getInputStream())).readLine().trim());
+        System.setProperty(CollNetConfig.JCCL_COLLNET_AGGREGATOR, "127.0.0.1:" + port);
+        System.setProperty(CollNetConfig.JCCL_COLLNET_SECRET, key);
+        JcclCollNetPlugin net = new JcclCollNetPlugin();
+        net.init(NetLogger.noop());
+        NetHandle[] handles = {NetHandle.allocate(), NetHandle.allocate()};
+        ListenComm[] listens = {net.listen(0, handles[0]), net.listen(0, handles[1])};
+        ExecutorService ex = Executors.newFixedThreadPool(2);
+        try {
+            CompletableFuture<Void> running = new CompletableFuture<>();
+            java.util.concurrent.CountDownLatch both = new java.util.concurrent.CountDownLatch(2);
+            List<Future<NetException>> loops = new java.util.ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                int rank = r;
+                loops.add(ex.submit(() -> {
+                    CollComm c = net.connect(handles, rank, listens[rank]);
+                    try {
+                        CollNetPeer.loop(net, c, () -> {
+                            both.countDown();
+                            running.complete(null);
+                        });
+                        return null;
+                    } catch (NetException e) {
+                        return e;
+                    } finally {
+                        net.closeColl(c);
+                    }
+                }));
+            }
+            running.get(30, TimeUnit.SECONDS);
+            assertTrue(both.await(30, TimeUnit.SECONDS));
+            Thread.sleep(200);
+            long t0 = System.nanoTime();
+            peer.destroyForcibly();
+            for (Future<NetException> loop : loops) {
+                NetException e = loop.get(TIMEOUT_MS * 10, TimeUnit.MILLISECONDS);
+                long ms = (System.nanoTime() - t0) / 1_000_000;
+                System.out.printf("after SIGKILL of the aggregator process, a rank's request failed in %d ms: %s%n", ms,
+                        e.getMessage());
+                assertEquals(NetResult.REMOTE_ERROR, e.result(), e.toString());
+                assertTrue(e.getMessage().contains("aggregator"), e.getMessage());
+                assertTrue(ms < TIMEOUT_MS, "a killed aggregator's connections close: every rank fails at once, took "
+                        + ms + " ms");
+            }
+        } finally {
+            ex.shutdownNow();
+        }
+    }
+
     @Test
     void anAggregatorProcessServesAGroupAndRefusesAWrongKey() throws Exception {
         byte[] key = HexFormat.of().parseHex("00112233445566778899aabbccddeeff");
