@@ -26,6 +26,8 @@ import java.lang.foreign.MemorySegment;
  */
 final class CollNetTask extends Task {
     private static final int WINDOW = Connection.STEPS;
+    /** Smallest chunk worth a CollNet call of its own. */
+    static final int MIN_CHUNK_BYTES = 32 << 10;
 
     private final CollNetLinks links;
     private final ReductionKernel kernel;
@@ -65,7 +67,7 @@ final class CollNetTask extends Task {
         this.out = out;
         this.base = base;
         this.bytes = bytes;
-        this.chunk = links.chunkBytes() / type.size() * type.size();
+        this.chunk = chunkBytes(bytes, links.chunkBytes(), type.size());
         this.chunks = (bytes + chunk - 1) / chunk;
         if (links.isHead()) {
             stageSlots = new MemorySegment[WINDOW];
@@ -79,6 +81,19 @@ final class CollNetTask extends Task {
             requests = null;
             downSent = null;
         }
+    }
+
+    /**
+     * A call's chunk: a stage slot at most, and small enough that the call has {@link #WINDOW}
+     * chunks when it can (a call of two chunks leaves the pipeline nearly empty: the aggregator
+     * waits for every rank's whole first chunk before it reduces, and the ranks wait for its
+     * result), but not below {@link #MIN_CHUNK_BYTES}; whole elements, 64-byte multiples.
+     */
+    static int chunkBytes(long bytes, int slotBytes, int elementBytes) {
+        long want = Math.max(MIN_CHUNK_BYTES, (bytes + WINDOW - 1) / WINDOW);
+        want = (want + 63) / 64 * 64;
+        long chunk = Math.min(slotBytes, want);
+        return (int) Math.max(elementBytes, chunk / elementBytes * elementBytes);
     }
 
     @Override
