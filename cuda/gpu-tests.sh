@@ -20,5 +20,6 @@ cp=$cp:net-socket/target/classes
 exec java --enable-native-access=ALL-UNNAMED -jar "$launcher" execute -cp "$cp" \
   --select-package io.jccl.cuda --select-package io.jccl.core.kernel \
   --select-class io.jccl.core.DeviceBufferArgumentsTest --select-class io.jccl.core.DeviceCollectivesTest \
-  --select-class io.jccl.core.collective.StreamGateTest \
+  --select-class io.jccl.core.collective.StreamGateTest --select-class io.jccl.core.PeerRingTest \
+  --select-class io.jccl.core.device.PeerRingSourceTest \
   --details=tree --disable-banner --disable-ansi-colors --fail-if-no-tests

@@ -3,6 +3,7 @@ package io.jccl.cli;
 import io.jccl.core.Communicator;
 import io.jccl.core.Completion;
 import io.jccl.core.JcclException;
+import io.jccl.core.check.CollectiveKind;
 import io.jccl.core.check.VerifiableData;
 import io.jccl.cuda.Cuda;
 import io.jccl.cuda.CudaDevice;
@@ -259,7 +260,8 @@ final class CollectivePerf {
                     c.param(), type.testsName(), op == null ? "none" : op.testsName(), root));
             PerfReport.Result outOfPlace = benchTime(c, type, op, root, false);
             PerfReport.Result inPlace = benchTime(c, type, op, root, true);
-            String algorithm = comm.algorithmFor(o.collective().kind, size);
+            String algorithm = gpu != null && o.collective().kind == CollectiveKind.ALL_REDUCE && comm.usesPeerToPeer()
+                    ? "IpcRing" : comm.algorithmFor(o.collective().kind, size);
             for (PerfReport.Result r : new PerfReport.Result[] {outOfPlace, inPlace}) {
                 line.append(PerfTable.body(r.timeUs(), r.algBw(), r.busBw(), r.wrong()));
             }

@@ -47,6 +47,7 @@ public final class CommConfig {
     private final ProxyIdle proxyIdle;
     private final boolean callerProgress;
     private final boolean sharedMemory;
+    private final boolean peerToPeer;
     private final boolean collNet;
     private final long lowLatencyBytes;
     private final String algorithms;
@@ -69,6 +70,7 @@ public final class CommConfig {
         this.proxyIdle = b.proxyIdle;
         this.callerProgress = b.callerProgress;
         this.sharedMemory = b.sharedMemory;
+        this.peerToPeer = b.peerToPeer;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
         this.algorithms = b.algorithms;
@@ -141,6 +143,14 @@ public final class CommConfig {
     }
 
     /**
+     * @return whether GPUs of one host exchange device-buffer all-reduces directly through CUDA IPC
+     *         ({@code NCCL_P2P_DISABLE=0})
+     */
+    public boolean peerToPeer() {
+        return peerToPeer;
+    }
+
+    /**
      * @return the largest contribution a collective sends with the LL protocol (on the calling
      *         thread, in one step); 0 when LL is off ({@code NCCL_PROTO}, {@code JCCL_LL_THRESHOLD})
      */
@@ -176,7 +186,7 @@ public final class CommConfig {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
                 + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
-                + ", sharedMemory=" + sharedMemory + ", collNet=" + collNet + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
+                + ", sharedMemory=" + sharedMemory + ", peerToPeer=" + peerToPeer + ", collNet=" + collNet + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
                 + (algorithms.isBlank() ? "auto" : algorithms) + "]";
     }
 
@@ -191,6 +201,7 @@ public final class CommConfig {
         private ProxyIdle proxyIdle;
         private boolean callerProgress;
         private boolean sharedMemory;
+        private boolean peerToPeer;
         private boolean collNet;
         private long lowLatencyBytes;
         private String algorithms;
@@ -228,6 +239,9 @@ public final class CommConfig {
             int shmOff = Env.getInt(CoreConfig.NCCL_SHM_DISABLE, 0);
             check(shmOff == 0 || shmOff == 1, CoreConfig.NCCL_SHM_DISABLE + "=" + shmOff + " is not 0 or 1");
             sharedMemory = shmOff == 0;
+            int p2pOff = Env.getInt(CoreConfig.NCCL_P2P_DISABLE, 0);
+            check(p2pOff == 0 || p2pOff == 1, CoreConfig.NCCL_P2P_DISABLE + "=" + p2pOff + " is not 0 or 1");
+            peerToPeer = p2pOff == 0;
             int collNetOn = Env.getInt(CoreConfig.NCCL_COLLNET_ENABLE, 0);
             check(collNetOn == 0 || collNetOn == 1, CoreConfig.NCCL_COLLNET_ENABLE + "=" + collNetOn + " is not 0 or 1");
             collNet = collNetOn == 1;
@@ -358,6 +372,12 @@ public final class CommConfig {
         /** @param shm whether ranks of the same host connect through shared memory rather than the network */
         public Builder sharedMemory(boolean shm) {
             this.sharedMemory = shm;
+            return this;
+        }
+
+        /** @param p2p whether GPUs of one host exchange device buffers directly (CUDA IPC) rather than through the host */
+        public Builder peerToPeer(boolean p2p) {
+            this.peerToPeer = p2p;
             return this;
         }
 

@@ -14,6 +14,7 @@ import io.jccl.core.collective.TreeLinks;
 import io.jccl.core.collective.Tuner;
 import io.jccl.core.config.CoreConfig;
 import io.jccl.core.device.StagedCall;
+import io.jccl.core.device.PeerRing;
 import io.jccl.core.device.StreamBridge;
 import io.jccl.core.kernel.MemoryKind;
 import io.jccl.core.kernel.ReductionKernel;
@@ -153,6 +154,10 @@ public final class Communicator implements AutoCloseable {
     private volatile int state = OPEN;
     /** Collectives on device buffers: created by the first one. */
     private volatile StreamBridge bridge;
+    /** All-reduce on device buffers between GPUs of this host (CUDA IPC); null if none. */
+    private volatile PeerRing peerRing;
+    /** Whether the first device all-reduce has set up (or ruled out) {@link #peerRing}. */
+    private boolean peerRingDecided;
     /** Small collectives on the calling thread (NCCL_PROTO's LL); {@code null} when off. */
     private final LowLatencyPath lowLatency;
     /** The last operation handed to the proxy: a small call waits for it, to keep the order of calls. */
@@ -661,6 +666,15 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
+     * @return whether all-reduces on device buffers go straight from GPU to GPU (CUDA IPC or peer
+     *         access, every rank on this host with a GPU of its own), as set up by the first one;
+     *         false before it and where they go through pinned host staging
+     */
+    public boolean usesPeerToPeer() {
+        return peerRing != null;
+    }
+
+    /**
      * What runs a call of {@code kind} of {@code bytes} (the size nccl-tests prints: all-reduce's
      * buffer, all-gather's output), as the tuner decides on every rank: {@code LL} (on the calling
      * thread), {@code Tree} or {@code Ring} (through the proxy), {@code P2P} (all-to-all and
@@ -703,6 +717,7 @@ public final class Communicator implements AutoCloseable {
      * @return the failure of the communicator, or {@code null} while it is healthy
      */
     public JcclException asyncError() {
+        checkPeerRing();
         return failure;
     }
 
@@ -1107,6 +1122,21 @@ public final class Communicator implements AutoCloseable {
                           CudaStream stream) {
         long bytes = bytes(count, type);
         checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, bytes);
+        PeerRing p = peerRingFor(stream);
+        if (p != null && p.supports(type, op)) {
+            checkUsable();
+            if (Group.isActive()) {
+                throw JcclException.invalidUsage("allReduce on a CUDA stream inside a group: stream-ordered operations "
+                        + "are issued one at a time (end the group first)");
+            }
+            try {
+                p.allReduce(send, recv, count, type, op, stream);
+            } catch (CudaException e) {
+                throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "allReduce: "
+                        + e.getMessage(), e);
+            }
+            return;
+        }
         ReductionKernel k = stagingKernel(type, op);
         onStream(stream, "allReduce", call -> {
             MemorySegment stage = call.staging(bytes);
@@ -1242,6 +1272,56 @@ public final class Communicator implements AutoCloseable {
                     + c.getMessage(), c) : e;
         }
         call.enqueue();
+    }
+
+    /**
+     * The P2P ring for device all-reduces, set up by the first one (a collective: every rank makes
+     * the same first device all-reduce); null where the ranks are not all on this host, or a rank
+     * cannot take part (the reason is logged once).
+     */
+    private PeerRing peerRingFor(CudaStream stream) {
+        if (stream == null) {
+            throw JcclException.invalidArgument("stream must not be null");
+        }
+        synchronized (submitLock) {
+            if (!peerRingDecided) {
+                peerRingDecided = true;
+                if (nranks > 1 && allRanksShareHostId()) {
+                    checkUsable();
+                    PeerRing.Setup s;
+                    try {
+                        s = PeerRing.connect(rank, nranks, stream.device(), bootstrap::allGather,
+                                config.peerToPeer() ? null : CoreConfig.NCCL_P2P_DISABLE + "=1", config.timeout().toNanos());
+                    } catch (CudaException e) {
+                        throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "cannot map "
+                                + "the other GPUs' memory (CUDA IPC): " + e.getMessage(), e);
+                    }
+                    peerRing = s.ring();
+                    if (s.ring() != null) {
+                        log.info(LogSubsystem.INIT, "rank %d: all-reduce on device buffers through P2P/IPC: each GPU writes "
+                                + "into the next's memory (%s)", rank, stream.device());
+                    } else {
+                        log.info(LogSubsystem.INIT, "rank %d: no P2P between GPUs (%s): device all-reduces go through "
+                                + "pinned host staging", rank, s.why());
+                    }
+                }
+            }
+            PeerRing p = peerRing;
+            if (p != null && p.device().ordinal() != stream.device().ordinal()) {
+                throw JcclException.invalidArgument("this communicator's device buffers are on GPU "
+                        + p.device().ordinal() + "; the stream is of GPU " + stream.device().ordinal());
+            }
+            return p;
+        }
+    }
+
+    private boolean allRanksShareHostId() {
+        for (String h : hostIds) {
+            if (!h.equals(hostIds[rank])) {
+                return false;
+            }
+        }
+        return true;
     }
 
     private StreamBridge bridgeFor(CudaStream stream) {
@@ -1416,12 +1496,22 @@ public final class Communicator implements AutoCloseable {
     // ------------------------------------------------------------------ checks
 
     private void checkUsable() {
+        checkPeerRing();
         JcclException f = failure;
         if (f != null) {
             throw new JcclException(f.result(), f.failedRank(), "the communicator failed earlier: " + f.getMessage(), f);
         }
         if (state != OPEN) {
             throw JcclException.invalidUsage("the communicator of rank " + rank + " is closed");
+        }
+    }
+
+    /** A P2P ring kernel that stopped early (a neighbour made no progress) fails the communicator. */
+    private void checkPeerRing() {
+        PeerRing p = peerRing;
+        String why = p == null || failure != null ? null : p.failure();
+        if (why != null) {
+            failed(new JcclException(NetResult.REMOTE_ERROR, JcclException.NO_RANK, "rank " + rank + ": " + why, null));
         }
     }
 
@@ -1551,6 +1641,10 @@ public final class Communicator implements AutoCloseable {
         if (p != null) {
             p.fail(cause);
         }
+        PeerRing ring = peerRing;
+        if (ring != null) {
+            ring.abort();
+        }
         Bootstrap b = bootstrap;
         if (b != null) {
             b.fail(cause);
@@ -1583,6 +1677,11 @@ public final class Communicator implements AutoCloseable {
             }
             try {
                 drain.await();
+                PeerRing ring = peerRing;
+                if (ring != null && !ring.awaitLastKernel(config.timeout().toNanos())) {
+                    throw new JcclException(NetResult.REMOTE_ERROR, JcclException.NO_RANK, "rank " + rank
+                            + ": the last all-reduce kernel of the P2P ring did not end", null);
+                }
                 bootstrap.barrier();
             } catch (JcclException e) {
                 problem = e;
@@ -1634,6 +1733,10 @@ public final class Communicator implements AutoCloseable {
         bootstrap.close(graceful);
         CollNetSetup.close(collNet);
         closePlugin();
+        PeerRing ring = peerRing;
+        if (ring != null) {
+            ring.close();
+        }
         StreamBridge b = bridge;
         if (b != null && !b.close(TimeUnit.SECONDS.toNanos(10))) {
             log.warn("rank %d: CUDA streams still queued behind this communicator's operations after 10 s; their "

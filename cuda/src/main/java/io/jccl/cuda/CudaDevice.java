@@ -101,6 +101,47 @@ public final class CudaDevice {
         return DeviceBuffer.allocate(this, bytes, true);
     }
 
+    /**
+     * Maps another process's device memory, exported with {@link DeviceBuffer#ipcHandle()}, into this
+     * GPU's context. Closing the result unmaps it; the exporting process frees the memory.
+     *
+     * @param handle the exporter's 64-byte handle
+     * @param bytes  how much of it to map
+     */
+    public DeviceBuffer openIpc(byte[] handle, long bytes) {
+        return DeviceBuffer.openIpc(this, handle, bytes);
+    }
+
+    /** @return whether kernels on this GPU can read and write {@code peer}'s memory (NVLink or PCIe P2P) */
+    public boolean canAccessPeer(CudaDevice peer) {
+        if (peer.handle == handle) {
+            return true;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment out = arena.allocate(JAVA_INT);
+            CudaDriver.check("cuDeviceCanAccessPeer", (int) CudaDriver.DEVICE_CAN_ACCESS_PEER.invokeExact(out, handle,
+                    peer.handle));
+            return out.get(JAVA_INT, 0) != 0;
+        } catch (Throwable t) {
+            throw CudaDriver.rethrow(t);
+        }
+    }
+
+    /**
+     * Lets kernels of this GPU's primary context reach memory {@code peer} allocated in this process
+     * ({@code cuCtxEnablePeerAccess}); enabling it twice is not an error.
+     */
+    public void enablePeerAccess(CudaDevice peer) {
+        if (peer.handle == handle) {
+            return;
+        }
+        MemorySegment peerContext = peer.primaryContext();
+        run("cuCtxEnablePeerAccess(GPU " + ordinal + " -> GPU " + peer.ordinal + ")", () -> {
+            int r = (int) CudaDriver.CTX_ENABLE_PEER_ACCESS.invokeExact(peerContext, 0);
+            return r == CudaDriver.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED ? CudaDriver.CUDA_SUCCESS : r;
+        });
+    }
+
     /** @return a new non-blocking stream on this GPU (it does not wait for the legacy default stream) */
     public CudaStream createStream() {
         MemorySegment[] stream = new MemorySegment[1];

@@ -3,6 +3,7 @@ package io.jccl.cuda;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
@@ -31,6 +32,7 @@ final class CudaDriver {
     static final int CUDA_ERROR_NO_DEVICE = 100;
     static final int CUDA_ERROR_INVALID_CONTEXT = 201;
     static final int CUDA_ERROR_NOT_READY = 600;
+    static final int CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704;
 
     // CUdevice_attribute
     static final int ATTRIBUTE_PCI_BUS_ID = 33;
@@ -92,13 +94,24 @@ final class CudaDriver {
     static final MethodHandle LAUNCH_KERNEL;
     static final MethodHandle STREAM_WRITE_VALUE32;
     static final MethodHandle STREAM_WAIT_VALUE32;
+    static final MethodHandle IPC_GET_MEM_HANDLE;
+    static final MethodHandle IPC_OPEN_MEM_HANDLE;
+    static final MethodHandle IPC_CLOSE_MEM_HANDLE;
+    static final MethodHandle DEVICE_CAN_ACCESS_PEER;
+    static final MethodHandle CTX_ENABLE_PEER_ACCESS;
+
+    /** {@code CUipcMemHandle}: 64 opaque bytes, passed by value to {@code cuIpcOpenMemHandle}. */
+    static final int IPC_HANDLE_BYTES = 64;
+    static final MemoryLayout IPC_HANDLE = MemoryLayout.structLayout(MemoryLayout.sequenceLayout(IPC_HANDLE_BYTES, JAVA_BYTE));
+    /** {@code CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS}: the mapping enables peer access to its GPU. */
+    static final int IPC_MEM_LAZY_ENABLE_PEER_ACCESS = 1;
 
     /** {@code CU_STREAM_WAIT_VALUE_GEQ}: wait until {@code (int32_t)(*addr - value) >= 0}, a cyclic comparison. */
     static final int STREAM_WAIT_VALUE_GEQ = 0;
     static final int STREAM_WRITE_VALUE_DEFAULT = 0;
 
     static {
-        MethodHandle[] h = new MethodHandle[38];
+        MethodHandle[] h = new MethodHandle[43];
         Throwable failure = null;
         String library = null;
         try {
@@ -165,6 +178,13 @@ final class CudaDriver {
             FunctionDescriptor value32 = FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG, JAVA_INT, JAVA_INT);
             h[36] = down(cuda, value32, "cuStreamWriteValue32_v2", "cuStreamWriteValue32");
             h[37] = down(cuda, value32, "cuStreamWaitValue32_v2", "cuStreamWaitValue32");
+            // CUDA IPC and peer access: GPUs of one host writing into each other's memory.
+            h[38] = down(cuda, "cuIpcGetMemHandle", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG));
+            h[39] = down(cuda, FunctionDescriptor.of(JAVA_INT, ADDRESS, IPC_HANDLE, JAVA_INT), "cuIpcOpenMemHandle_v2",
+                    "cuIpcOpenMemHandle");
+            h[40] = down(cuda, "cuIpcCloseMemHandle", l);
+            h[41] = down(cuda, "cuDeviceCanAccessPeer", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT));
+            h[42] = down(cuda, "cuCtxEnablePeerAccess", ai);
         } catch (Throwable t) {
             failure = t;
         }
@@ -208,6 +228,11 @@ final class CudaDriver {
         LAUNCH_KERNEL = h[35];
         STREAM_WRITE_VALUE32 = h[36];
         STREAM_WAIT_VALUE32 = h[37];
+        IPC_GET_MEM_HANDLE = h[38];
+        IPC_OPEN_MEM_HANDLE = h[39];
+        IPC_CLOSE_MEM_HANDLE = h[40];
+        DEVICE_CAN_ACCESS_PEER = h[41];
+        CTX_ENABLE_PEER_ACCESS = h[42];
     }
 
     private CudaDriver() {

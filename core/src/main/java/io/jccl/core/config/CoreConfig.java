@@ -80,6 +80,13 @@ public final class CoreConfig {
     public static final String NCCL_SHM_DISABLE = "NCCL_SHM_DISABLE";
 
     @EnvVar(defaultValue = "0",
+            description = "1: all-reduce on device buffers between GPUs of one host goes through pinned host staging; "
+                    + "0 (default): when every rank is on one host with a GPU of its own and the GPUs reach each other "
+                    + "(NVLink or PCIe P2P), each rank's kernel writes into the next GPU's memory through CUDA IPC, as "
+                    + "NCCL's P2P transport. Any rank's 1 turns it off for all.")
+    public static final String NCCL_P2P_DISABLE = "NCCL_P2P_DISABLE";
+
+    @EnvVar(defaultValue = "0",
             description = "1 lets all-reduce go through a CollNet transport (in-network reduction, e.g. JcclCollNet) "
                     + "when one has a device and the ranks span 2 hosts or more: a host's ranks reduce into its first "
                     + "rank, which all-reduces with the other hosts' through CollNet (NCCL's CollNetChain); the tuner "

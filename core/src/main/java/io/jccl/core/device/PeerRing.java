@@ -1,0 +1,458 @@
+package io.jccl.core.device;
+
+import io.jccl.cuda.Cuda;
+import io.jccl.cuda.CudaDevice;
+import io.jccl.cuda.CudaEvent;
+import io.jccl.cuda.CudaFunction;
+import io.jccl.cuda.CudaModule;
+import io.jccl.cuda.CudaStream;
+import io.jccl.cuda.DeviceBuffer;
+import io.jccl.cuda.Nvrtc;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+
+/**
+ * All-reduce on device buffers between GPUs of one host without the host: a ring in which each
+ * rank's kernel writes its chunks straight into the next GPU's memory (CUDA IPC between processes,
+ * peer access between threads of one process), over NVLink or PCIe, with NCCL's FIFO protocol
+ * (see {@code ring.cu}: slots, a tail counter the writer advances, a head counter the reader
+ * advances). The call queues one kernel on the caller's stream and returns; the proxy thread is
+ * not involved.
+ *
+ * <p>Set up once per communicator by {@link #connect}, a collective: every rank exports a region of
+ * its GPU's memory, the ranks exchange handles and agree, and each maps its two ring neighbours'.
+ * Used when every rank is on one host, each on its own GPU, each GPU can reach its neighbours'
+ * (cuDeviceCanAccessPeer), and {@code NCCL_P2P_DISABLE} is not set; otherwise the staged path
+ * ({@link StreamBridge}) carries device collectives.
+ *
+ * <p>Failure: every wait of the kernel ends when the communicator fails ({@link #abort}: the host
+ * writes a word the kernels poll) or after the communicator's timeout without progress (the kernel
+ * writes why); the output is then incomplete and {@link #failure()} says so.
+ */
+public final class PeerRing implements AutoCloseable {
+    /** Slots of each channel's FIFO (NCCL's NCCL_STEPS). */
+    static final int SLOTS = 8;
+    static final int SLOT_BYTES = 256 << 10;
+    static final int CHANNEL_STRIDE = 256;
+    static final int FIFO_OFFSET = 64 << 10;
+    /** Channels (blocks) at most; each has its own FIFO and counters. */
+    public static final int MAX_CHANNELS = 32;
+    /** A channel per this many bytes of a call, up to {@link #MAX_CHANNELS}. */
+    static final long BYTES_PER_CHANNEL = 128 << 10;
+    static final int THREADS = 512;
+    static final long REGION_BYTES = FIFO_OFFSET + (long) MAX_CHANNELS * SLOTS * SLOT_BYTES;
+
+    /** How a rank reaches the others: what it sends at set-up. */
+    record Card(boolean willing, String why, long pid, String pciBusId, long address, byte[] handle) {
+        byte[] toBytes() {
+            try {
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                DataOutputStream out = new DataOutputStream(bytes);
+                out.writeBoolean(willing);
+                out.writeUTF(why);
+                out.writeLong(pid);
+                out.writeUTF(pciBusId);
+                out.writeLong(address);
+                out.writeInt(handle.length);
+                out.write(handle);
+                return bytes.toByteArray();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+
+        static Card fromBytes(byte[] b) {
+            try {
+                DataInputStream in = new DataInputStream(new ByteArrayInputStream(b));
+                boolean willing = in.readBoolean();
+                String why = in.readUTF();
+                long pid = in.readLong();
+                String pci = in.readUTF();
+                long address = in.readLong();
+                byte[] handle = new byte[in.readInt()];
+                in.readFully(handle);
+                return new Card(willing, why, pid, pci, address, handle);
+            } catch (IOException e) {
+                throw new UncheckedIOException("a peer's P2P card is malformed", e);
+            }
+        }
+
+        static Card unwilling(String why) {
+            return new Card(false, why, ProcessHandle.current().pid(), "", 0, new byte[0]);
+        }
+    }
+
+    /** The outcome of {@link #connect}: the ring, or why there is none (the same on every rank). */
+    public record Setup(PeerRing ring, String why) {
+    }
+
+    private final CudaDevice device;
+    private final int rank;
+    private final int nranks;
+    private final DeviceBuffer region;
+    /** Neighbours' regions mapped through IPC (null where the neighbour is this process). */
+    private final DeviceBuffer nextMapping;
+    private final DeviceBuffer prevMapping;
+    private final long nextAddress;
+    private final long prevAddress;
+    /** Pinned host words: [0] stop (host or kernel sets it), [1] why (1: a kernel timed out). */
+    private final DeviceBuffer control;
+    private final long timeoutNanos;
+    private final String arch;
+    private final Map<String, CudaModule> modules = new HashMap<>();
+    private final Map<DataType, Map<ReduceOp, CudaFunction>> kernels = new EnumMap<>(DataType.class);
+    private final Map<DataType, CudaFunction> divisions = new EnumMap<>(DataType.class);
+    private CudaEvent last;
+    private boolean closed;
+
+    private PeerRing(CudaDevice device, int rank, int nranks, DeviceBuffer region, DeviceBuffer nextMapping,
+                     DeviceBuffer prevMapping, long nextAddress, long prevAddress, DeviceBuffer control,
+                     long timeoutNanos) {
+        this.device = device;
+        this.rank = rank;
+        this.nranks = nranks;
+        this.region = region;
+        this.nextMapping = nextMapping;
+        this.prevMapping = prevMapping;
+        this.nextAddress = nextAddress;
+        this.prevAddress = prevAddress;
+        this.control = control;
+        this.timeoutNanos = timeoutNanos;
+        this.arch = "--gpu-architecture=compute_" + device.computeCapability().replace(".", "");
+    }
+
+    /**
+     * Sets up the ring; every rank of the communicator calls it, at the same point of its calls.
+     *
+     * @param allGather   the communicator's all-gather of one byte array per rank (the bootstrap's)
+     * @param disabled    why this rank will not take part ({@code NCCL_P2P_DISABLE}), or null
+     * @param timeoutNanos bound on a kernel's wait for a neighbour
+     * @return the ring, or null and why not: the same outcome on every rank
+     */
+    public static Setup connect(int rank, int nranks, CudaDevice device, Function<byte[], byte[][]> allGather,
+                                String disabled, long timeoutNanos) {
+        // First round: who takes part, on which GPU. What it decides, every rank decides alike, before
+        // any memory is allocated (ranks that are threads sharing a GPU allocate nothing here).
+        Card mine;
+        if (disabled != null) {
+            mine = Card.unwilling(disabled);
+        } else if (!Nvrtc.isAvailable()) {
+            mine = Card.unwilling("NVRTC is unavailable: " + Nvrtc.unavailabilityCause().getMessage());
+        } else {
+            mine = new Card(true, "", ProcessHandle.current().pid(), device.pciBusId(), 0, new byte[0]);
+        }
+        Card[] cards = cards(allGather.apply(mine.toBytes()), nranks);
+        String why = sharedVerdict(cards);
+        if (why != null) {
+            return new Setup(null, why);
+        }
+        // Second round: each rank exports its region, or says why it cannot reach its neighbours.
+        int next = (rank + 1) % nranks;
+        int prev = (rank + nranks - 1) % nranks;
+        DeviceBuffer region = null;
+        DeviceBuffer control = null;
+        String problem = reachable(cards, device, next, prev);
+        if (problem == null) {
+            try {
+                region = device.allocate(REGION_BYTES);
+                device.fill(region.segment(), (byte) 0); // counters start at 0 before any peer sees the region
+                control = device.allocatePinnedHost(8);
+                control.segment().fill((byte) 0);
+                mine = new Card(true, "", mine.pid, mine.pciBusId, region.segment().address(), region.ipcHandle());
+            } catch (RuntimeException e) {
+                problem = "cannot export GPU memory: " + e.getMessage();
+            }
+        }
+        if (problem != null) {
+            mine = Card.unwilling(problem);
+        }
+        cards = cards(allGather.apply(mine.toBytes()), nranks);
+        for (int r = 0; r < nranks && why == null; r++) {
+            if (!cards[r].willing) {
+                why = "rank " + r + ": " + cards[r].why;
+            }
+        }
+        if (why != null) {
+            close(region);
+            close(control);
+            return new Setup(null, why);
+        }
+        DeviceBuffer nextMapping = null;
+        DeviceBuffer prevMapping = null;
+        try {
+            long myPid = ProcessHandle.current().pid();
+            long nextAddress;
+            long prevAddress;
+            if (cards[next].pid == myPid) {
+                device.enablePeerAccess(deviceOf(cards[next].pciBusId));
+                nextAddress = cards[next].address;
+            } else {
+                nextMapping = device.openIpc(cards[next].handle, REGION_BYTES);
+                nextAddress = nextMapping.segment().address();
+            }
+            if (prev == next) {
+                prevAddress = nextAddress;
+            } else if (cards[prev].pid == myPid) {
+                device.enablePeerAccess(deviceOf(cards[prev].pciBusId));
+                prevAddress = cards[prev].address;
+            } else {
+                prevMapping = device.openIpc(cards[prev].handle, REGION_BYTES);
+                prevAddress = prevMapping.segment().address();
+            }
+            return new Setup(new PeerRing(device, rank, nranks, region, nextMapping, prevMapping, nextAddress,
+                    prevAddress, control, timeoutNanos), null);
+        } catch (RuntimeException e) {
+            // Every rank agreed; a mapping that fails now is a driver failure, reported as such.
+            close(nextMapping);
+            close(prevMapping);
+            close(region);
+            close(control);
+            throw e;
+        }
+    }
+
+    private static Card[] cards(byte[][] all, int nranks) {
+        Card[] cards = new Card[nranks];
+        for (int r = 0; r < nranks; r++) {
+            cards[r] = Card.fromBytes(all[r]);
+        }
+        return cards;
+    }
+
+    /** Why no rank takes part, from what every rank knows alike: null if the ring may run. */
+    static String sharedVerdict(Card[] cards) {
+        for (int r = 0; r < cards.length; r++) {
+            if (!cards[r].willing) {
+                return "rank " + r + ": " + cards[r].why;
+            }
+        }
+        for (int r = 0; r < cards.length; r++) {
+            for (int s = r + 1; s < cards.length; s++) {
+                if (cards[r].pciBusId.equals(cards[s].pciBusId)) {
+                    return "ranks " + r + " and " + s + " share GPU " + cards[r].pciBusId
+                            + " (a ring through CUDA IPC needs a GPU per rank)";
+                }
+            }
+        }
+        return null;
+    }
+
+    /** Why this rank cannot reach a neighbour's GPU, or null. */
+    private static String reachable(Card[] cards, CudaDevice device, int next, int prev) {
+        for (int peer : new int[] {next, prev}) {
+            CudaDevice other = deviceOf(cards[peer].pciBusId);
+            if (other == null) {
+                return "GPU " + cards[peer].pciBusId + " of rank " + peer + " is not visible to this process "
+                        + "(CUDA_VISIBLE_DEVICES)";
+            }
+            if (!device.canAccessPeer(other)) {
+                return device.pciBusId() + " cannot access " + cards[peer].pciBusId + " (no NVLink or PCIe P2P)";
+            }
+        }
+        return null;
+    }
+
+    private static CudaDevice deviceOf(String pciBusId) {
+        for (int i = 0; i < Cuda.deviceCount(); i++) {
+            CudaDevice d = Cuda.device(i);
+            if (d.pciBusId().equals(pciBusId)) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    private static void close(DeviceBuffer b) {
+        if (b != null) {
+            b.close();
+        }
+    }
+
+    /** @return the GPU this rank's kernels run on */
+    public CudaDevice device() {
+        return device;
+    }
+
+    /** @return whether this ring has a kernel for {@code op} on {@code type} (compiling it on first use) */
+    public synchronized boolean supports(DataType type, ReduceOp op) {
+        return kernel(type, op == ReduceOp.AVG ? ReduceOp.SUM : op) != null;
+    }
+
+    /**
+     * Queues the all-reduce of {@code count} elements on {@code stream} and returns. Every rank makes
+     * the same calls in the same order, as for any collective.
+     */
+    public synchronized void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                                       CudaStream stream) {
+        if (closed) {
+            throw new IllegalStateException("the P2P ring is closed");
+        }
+        if (count == 0) {
+            return;
+        }
+        CudaFunction f = kernel(type, op == ReduceOp.AVG ? ReduceOp.SUM : op);
+        if (f == null) {
+            throw new UnsupportedOperationException(op.ncclName() + " on " + type.ncclName() + " has no kernel on "
+                    + device);
+        }
+        long bytes = count * type.size();
+        int channels = channels(bytes);
+        f.launch(stream, channels, THREADS, send, recv, count, nranks, rank, region.segment().address(), nextAddress,
+                prevAddress, control.segment(), timeoutNanos);
+        if (op == ReduceOp.AVG) {
+            divisions.get(type).launch(stream, (int) Math.min(65535, (count + 255) / 256), 256, recv, count, nranks);
+        }
+        CudaEvent e = stream.record();
+        if (last != null) {
+            last.close();
+        }
+        last = e;
+    }
+
+    /** Channels a call of {@code bytes} runs on: the same on every rank. */
+    static int channels(long bytes) {
+        return (int) Math.max(1, Math.min(MAX_CHANNELS, (bytes + BYTES_PER_CHANNEL - 1) / BYTES_PER_CHANNEL));
+    }
+
+    private CudaFunction kernel(DataType type, ReduceOp op) {
+        Map<ReduceOp, CudaFunction> byOp = kernels.computeIfAbsent(type, t -> new EnumMap<>(ReduceOp.class));
+        if (byOp.containsKey(op)) {
+            return byOp.get(op);
+        }
+        String name = cudaName(type);
+        CudaFunction f = null;
+        try {
+            String opName = op.name().toLowerCase(Locale.ROOT);
+            String source = source(type, op);
+            CudaModule module = CudaModule.load(device, Nvrtc.compile(source, "ring_" + name + "_" + opName + ".cu", arch));
+            modules.put(name + "_" + opName, module);
+            f = module.function("jccl_ring_" + name + "_" + opName);
+            if (!divisions.containsKey(type)) {
+                divisions.put(type, module.function("jccl_" + name + "_div"));
+            }
+        } catch (IllegalStateException e) {
+            if (type.size() != 1 || !type.isFloatingPoint()) {
+                throw e; // our source failed to compile: a bug, not a missing capability
+            }
+            // 8-bit floats below compute capability 8.9: reduce.cu has no functors for them
+        }
+        byOp.put(op, f);
+        return f;
+    }
+
+    /** The CUDA source of {@code jccl_ring_<type>_<op>} (with reduce.cu's kernels, whose division avg uses). */
+    static String source(DataType type, ReduceOp op) {
+        return "#define RING_SLOTS " + SLOTS + "\n#define RING_SLOT_BYTES " + SLOT_BYTES
+                + "\n#define RING_CHANNEL_STRIDE " + CHANNEL_STRIDE + "\n#define RING_FIFO_OFFSET " + FIFO_OFFSET
+                + "\n" + resource("/io/jccl/core/kernel/reduce.cu") + "\n" + resource("ring.cu")
+                + "\nRING_KERNEL(" + cudaName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")\n";
+    }
+
+    static String cudaName(DataType type) {
+        return type.name().toLowerCase(Locale.ROOT).replace("float8_", "float8");
+    }
+
+    private static String cType(DataType type) {
+        return switch (type) {
+            case INT8 -> "i8";
+            case UINT8, FLOAT8_E4M3, FLOAT8_E5M2 -> "u8";
+            case INT32 -> "int";
+            case UINT32 -> "u32";
+            case INT64 -> "i64";
+            case UINT64 -> "u64";
+            case FLOAT16, BFLOAT16 -> "u16";
+            case FLOAT32 -> "float";
+            case FLOAT64 -> "double";
+        };
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = PeerRing.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException(name + " is missing from jccl-core's jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * @return why a kernel of this ring stopped early (its output incomplete), or null: read by the
+     *         communicator before each call and when asked for its asynchronous error
+     */
+    public String failure() {
+        if (control.segment().get(JAVA_INT, 4) == 1) {
+            return "a GPU of the P2P ring made no progress for " + timeoutNanos / 1_000_000 + " ms: a rank is "
+                    + "frozen, dead, or behind in its calls";
+        }
+        return null;
+    }
+
+    /** Makes every kernel of this ring, running or queued, return at its next wait. */
+    public void abort() {
+        control.segment().set(JAVA_INT, 0, 1);
+    }
+
+    /**
+     * Waits (at most {@code timeoutNanos}) for the last kernel this rank queued.
+     *
+     * @return whether it ended
+     */
+    public synchronized boolean awaitLastKernel(long timeoutNanos) {
+        if (last == null) {
+            return true;
+        }
+        long deadline = System.nanoTime() + timeoutNanos;
+        while (!last.isDone()) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            Thread.onSpinWait();
+        }
+        return true;
+    }
+
+    /**
+     * Unmaps the neighbours and frees this rank's region, once this rank's kernels ended (every rank
+     * waited for its own before the communicator's closing barrier, so no peer writes here any more);
+     * if one is still running, the memory is left allocated rather than freed under it.
+     */
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        if (!awaitLastKernel(java.util.concurrent.TimeUnit.SECONDS.toNanos(10))) {
+            return;
+        }
+        if (last != null) {
+            last.close();
+        }
+        close(nextMapping);
+        close(prevMapping);
+        for (CudaModule m : modules.values()) {
+            m.close();
+        }
+        close(region);
+        close(control);
+    }
+}

@@ -1,0 +1,244 @@
+// JCCL's all-reduce between GPUs of one host (PeerRing): a ring in which every step is a GPU's kernel
+// writing a slot of the next GPU's receive FIFO directly, through CUDA IPC or peer access (NVLink or
+// PCIe), as NCCL's "simple" protocol does.
+//
+// Each rank's region is its own device memory, mapped by its two ring neighbours. Per channel (one
+// block each) it holds:
+//   counters + 0    tail: advanced by the previous rank after it wrote one of our FIFO slots
+//   counters + 64   head: advanced by the next rank after it read one of the slots we wrote it
+//   counters + 128  our send and receive step counts, kept between calls (a call continues the counts)
+//   fifo            RING_SLOTS slots of RING_SLOT_BYTES, written by the previous rank
+// A sender waits until the next rank has read the slot it reuses (head > step - SLOTS), writes it,
+// fences at system scope (the data reaches the peer before the counter does) and stores the next
+// rank's tail. A receiver waits for its tail to pass its step, reads the slot with volatile loads (a
+// line cached by an earlier use of the slot must not be read) and stores the previous rank's head.
+//
+// Every wait is bounded: once the host sets control[0] (the communicator failed or aborted), or after
+// timeout_ns without progress (control[1] = 1 then, and control[0] = 1 stops the other blocks), the
+// kernel returns with the output incomplete; the host reads control[] and fails the communicator.
+//
+// This file is compiled after reduce.cu, whose operation functors (<type>_<op>_op) it uses; PeerRing
+// defines RING_SLOTS, RING_SLOT_BYTES, RING_CHANNEL_STRIDE and RING_FIFO_OFFSET before it.
+
+__device__ __forceinline__ u64 ring_now() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ uint4 ring_load_volatile(const uint4* p) {
+    uint4 v;
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
+    return v;
+}
+
+// Thread 0 only: waits until *counter >= target; false when the call must stop.
+__device__ bool ring_wait(volatile u64* counter, u64 target, volatile u32* control, u64 timeout_ns) {
+    if (*counter >= target) return true;
+    u64 start = ring_now();
+    for (u32 spins = 1;; spins++) {
+        if (*counter >= target) return true;
+        if ((spins & 1023) == 0) {
+            if (control[0] != 0) return false;
+            if (ring_now() - start > timeout_ns) {
+                control[1] = 1;
+                __threadfence_system();
+                control[0] = 1;
+                return false;
+            }
+        }
+    }
+}
+
+// One block's state for a call.
+struct RingChannel {
+    volatile u64* tail;      // ours, written by the previous rank
+    volatile u64* head;      // ours, written by the next rank
+    volatile u64* next_tail; // the next rank's tail
+    volatile u64* prev_head; // the previous rank's head
+    char* recv_fifo;         // ours
+    char* send_fifo;         // the next rank's
+    volatile u32* control;
+    u64 timeout_ns;
+};
+
+// Moves n elements of one ring step: v = recv slot (op) local, or one of them alone; v goes to dst
+// and to the next rank's send slot where they are given. 16-byte loads and stores when every pointer
+// allows, four of them in flight per thread.
+template <typename T, typename Op>
+__device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, Op op) {
+    const u64 per = 16 / sizeof(T);
+    const u64 stride = blockDim.x;
+    u64 vectors = 0;
+    if ((((u64) src | (u64) local | (u64) dst | (u64) slot) & 15) == 0) {
+        vectors = n / per;
+        const uint4* s4 = (const uint4*) src;
+        const uint4* l4 = (const uint4*) local;
+        uint4* d4 = (uint4*) dst;
+        uint4* o4 = (uint4*) slot;
+        const int U = 4;
+        u64 i = threadIdx.x;
+        for (; i + (U - 1) * stride < vectors; i += U * stride) {
+            Vec16 a[U], b[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (src) a[u].v = ring_load_volatile(s4 + i + u * stride);
+                if (local) b[u].v = l4[i + u * stride];
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                Vec16 r;
+                if (src && local) {
+                    const T* xs = (const T*) a[u].bytes;
+                    const T* ys = (const T*) b[u].bytes;
+                    T* zs = (T*) r.bytes;
+#pragma unroll
+                    for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], ys[k]);
+                } else {
+                    r = src ? a[u] : b[u];
+                }
+                if (dst) d4[i + u * stride] = r.v;
+                if (slot) o4[i + u * stride] = r.v;
+            }
+        }
+        for (; i < vectors; i += stride) {
+            Vec16 a, b, r;
+            if (src) a.v = ring_load_volatile(s4 + i);
+            if (local) b.v = l4[i];
+            if (src && local) {
+                const T* xs = (const T*) a.bytes;
+                const T* ys = (const T*) b.bytes;
+                T* zs = (T*) r.bytes;
+#pragma unroll
+                for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], ys[k]);
+            } else {
+                r = src ? a : b;
+            }
+            if (dst) d4[i] = r.v;
+            if (slot) o4[i] = r.v;
+        }
+    }
+    for (u64 i = vectors * per + threadIdx.x; i < n; i += stride) {
+        T a = src ? ((volatile const T*) src)[i] : T();
+        T b = local ? local[i] : T();
+        T r = src && local ? op(a, b) : src ? a : b;
+        if (dst) dst[i] = r;
+        if (slot) slot[i] = r;
+    }
+}
+
+// One step of the ring for this block: receive (from our FIFO) and/or send (into the next rank's),
+// combining with local (the input) and writing dst (the output) where given. Every rank makes the
+// same steps, an empty chunk included, so the counters stay in step. False when the call must stop.
+template <typename T, typename Op>
+__device__ bool ring_step(RingChannel& c, u64* send_step, u64* recv_step, int* stop, bool recv, bool send,
+                          const T* local, T* dst, u64 n, Op op) {
+    if (threadIdx.x == 0) {
+        bool ok = true;
+        if (recv) ok = ring_wait(c.tail, *recv_step + 1, c.control, c.timeout_ns);
+        if (ok && send && *send_step >= RING_SLOTS) {
+            ok = ring_wait(c.head, *send_step - RING_SLOTS + 1, c.control, c.timeout_ns);
+        }
+        if (!ok) *stop = 1;
+    }
+    __syncthreads();
+    if (*stop) return false;
+    const T* src = recv ? (const T*) (c.recv_fifo + (*recv_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
+    T* slot = send ? (T*) (c.send_fifo + (*send_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
+    ring_move(src, local, dst, slot, n, op);
+    if (send) __threadfence_system();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (send) {
+            *c.next_tail = *send_step + 1;
+            *send_step += 1;
+        }
+        if (recv) {
+            *c.prev_head = *recv_step + 1;
+            *recv_step += 1;
+        }
+    }
+    return true;
+}
+
+__device__ __forceinline__ int ring_mod(int a, int n) { return ((a % n) + n) % n; }
+
+// NCCL's ring all-reduce, per block over its channel's share of the buffer, in rounds of nranks chunks
+// of at most a slot: reduce-scatter (n-1 steps), then all-gather (n-1 steps); chunk k of a round is
+// [at + k * chunk, at + (k + 1) * chunk) cut at the channel's end.
+template <typename T, typename Op>
+__device__ void ring_all_reduce(const T* in, T* out, u64 count, int nranks, int rank, char* mine, char* next,
+                                char* prev, volatile u32* control, u64 timeout_ns, Op op) {
+    const u64 ch = blockIdx.x;
+    char* counters = mine + ch * RING_CHANNEL_STRIDE;
+    RingChannel c;
+    c.tail = (volatile u64*) counters;
+    c.head = (volatile u64*) (counters + 64);
+    c.next_tail = (volatile u64*) (next + ch * RING_CHANNEL_STRIDE);
+    c.prev_head = (volatile u64*) (prev + ch * RING_CHANNEL_STRIDE + 64);
+    c.recv_fifo = mine + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
+    c.send_fifo = next + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
+    c.control = control;
+    c.timeout_ns = timeout_ns;
+    u64* kept = (u64*) (counters + 128);
+
+    const u64 align = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
+    const u64 slot_elems = RING_SLOT_BYTES / sizeof(T);
+    u64 per = (count + gridDim.x - 1) / gridDim.x;
+    per = (per + align - 1) / align * align;
+    const u64 begin = min(count, ch * per);
+    const u64 end = min(count, begin + per);
+
+    __shared__ u64 send_step, recv_step;
+    __shared__ int stop;
+    if (threadIdx.x == 0) {
+        send_step = kept[0];
+        recv_step = kept[1];
+        stop = control[0] != 0;
+    }
+    __syncthreads();
+    for (u64 at = begin; at < end && !stop;) {
+        const u64 left = end - at;
+        u64 chunk = (left + nranks - 1) / nranks;
+        chunk = min(slot_elems, (chunk + align - 1) / align * align);
+#define RING_CHUNK_AT(k) (at + min(left, (u64) (k) * chunk))
+#define RING_CHUNK_N(k) (min(left, (u64) ((k) + 1) * chunk) - min(left, (u64) (k) * chunk))
+        int k = ring_mod(rank - 1, nranks);
+        if (!ring_step(c, &send_step, &recv_step, &stop, false, true, in + RING_CHUNK_AT(k), (T*) 0, RING_CHUNK_N(k), op)) break;
+        bool ok = true;
+        for (int j = 2; j < nranks && ok; j++) {
+            k = ring_mod(rank - j, nranks);
+            ok = ring_step(c, &send_step, &recv_step, &stop, true, true, in + RING_CHUNK_AT(k), (T*) 0, RING_CHUNK_N(k), op);
+        }
+        if (!ok) break;
+        k = rank;
+        if (!ring_step(c, &send_step, &recv_step, &stop, true, true, in + RING_CHUNK_AT(k), out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op)) break;
+        for (int j = 1; j < nranks - 1 && ok; j++) {
+            k = ring_mod(rank - j, nranks);
+            ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op);
+        }
+        if (!ok) break;
+        k = ring_mod(rank + 1, nranks);
+        if (!ring_step(c, &send_step, &recv_step, &stop, true, false, (const T*) 0, out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op)) break;
+#undef RING_CHUNK_AT
+#undef RING_CHUNK_N
+        at += min(left, chunk * nranks);
+    }
+    if (threadIdx.x == 0) {
+        kept[0] = send_step;
+        kept[1] = recv_step;
+    }
+}
+
+// jccl_ring_<type>_<op>: the all-reduce of one type and operation (avg: sum, then reduce.cu's division).
+#define RING_KERNEL(NAME, OP, T)                                                                         \
+    extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_##OP(                          \
+            const T* in, T* out, u64 count, int nranks, int rank, char* mine, char* next, char* prev,     \
+            volatile u32* control, u64 timeout_ns) {                                                     \
+        ring_all_reduce(in, out, count, nranks, rank, mine, next, prev, control, timeout_ns,             \
+                        NAME##_##OP##_op());                                                             \
+    }
+
+// PeerRing appends RING_KERNEL(<type>, <op>, <C type>) for each pair a call needs, compiled on first
+// use: one pair compiles in a fraction of the time all 48 take.

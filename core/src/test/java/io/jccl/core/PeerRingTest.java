@@ -1,0 +1,141 @@
+package io.jccl.core;
+
+import io.jccl.core.check.VerifiableData;
+import io.jccl.core.kernel.CudaReductionKernel;
+import io.jccl.cuda.Cuda;
+import io.jccl.cuda.CudaDevice;
+import io.jccl.cuda.CudaStream;
+import io.jccl.cuda.DeviceBuffer;
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * All-reduce on device buffers between GPUs of one host, each rank's kernel writing into the next
+ * GPU's memory (issue 13, deliverable 4: P2P). Ranks are threads, rank r on GPU r, so the ring
+ * reaches the neighbours through peer access; processes (CUDA IPC) are run by
+ * {@code jccl perf -g 1 -np N}. Skipped with the cause below two GPUs.
+ * If this fails, check: {@code nvidia-smi topo -m} (the GPUs must reach each other), and the
+ * INFO line "no P2P between GPUs (...)", which says why the ring was not set up.
+ */
+class PeerRingTest {
+    private static final long[] COUNTS = {1, 13, 4096, 262_147, (5L << 20) + 3};
+
+    @BeforeAll
+    static void needsTwoGpus() {
+        assumeTrue(CudaReductionKernel.isAvailable(), () -> "no GPU kernels here: "
+                + CudaReductionKernel.unavailabilityCause().getMessage());
+        assumeTrue(Cuda.deviceCount() >= 2, () -> "a P2P ring needs 2 GPUs; this machine has " + Cuda.deviceCount());
+    }
+
+    private static int ranks() {
+        return Math.min(4, Cuda.deviceCount());
+    }
+
+    @Test
+    void everyTypeAndOperationEqualsTheReferenceInPlaceAndOutOfPlace() {
+        int n = ranks();
+        List<String> problems = new ArrayList<>();
+        try (LocalRanks ranks = new LocalRanks(n, CommConfig.fromEnvironment())) {
+            CudaStream[] streams = new CudaStream[n];
+            ranks.each((rank, comm) -> streams[rank] = Cuda.device(rank).createStream());
+            for (DataType type : DataType.values()) {
+                boolean fp8 = type.size() == 1 && type.isFloatingPoint();
+                if (fp8 && Double.parseDouble(Cuda.device(0).computeCapability()) < 8.9) {
+                    continue; // no 8-bit float arithmetic below compute capability 8.9
+                }
+                for (ReduceOp op : ReduceOp.values()) {
+                    for (long count : COUNTS) {
+                        if (count > 262_147 && !(type == DataType.FLOAT32 || type == DataType.BFLOAT16)) {
+                            continue; // the largest size once per element width class is enough
+                        }
+                        for (boolean inPlace : new boolean[] {false, true}) {
+                            VerifiableData data = new VerifiableData(type, op, n, count * 7 + (inPlace ? 1 : 0));
+                            List<Long> wrong = ranks.run(rank -> runCase(ranks.comms[rank], streams[rank], data, count,
+                                    type, op, inPlace));
+                            long total = wrong.stream().mapToLong(Long::longValue).sum();
+                            if (total != 0) {
+                                problems.add(type + " " + op + " count " + count + (inPlace ? " in place" : "")
+                                        + ": wrong elements per rank " + wrong);
+                            }
+                        }
+                    }
+                }
+            }
+            for (Communicator c : ranks.comms) {
+                assertTrue(c.usesPeerToPeer(), "rank " + c.rank() + " did not set up the P2P ring");
+            }
+            ranks.each((rank, comm) -> streams[rank].close());
+        }
+        assertEquals(List.of(), problems);
+    }
+
+    /** One all-reduce on rank {@code comm}'s GPU: host input copied in, the result copied back and checked. */
+    private static long runCase(Communicator comm, CudaStream stream, VerifiableData data, long count, DataType type,
+                                ReduceOp op, boolean inPlace) {
+        int rank = comm.rank();
+        CudaDevice gpu = stream.device();
+        long bytes = count * type.size();
+        try (Arena arena = Arena.ofConfined();
+             DeviceBuffer send = gpu.allocate(bytes);
+             DeviceBuffer recv = gpu.allocate(bytes)) {
+            MemorySegment host = arena.allocate(bytes, 64);
+            data.fill(host, 0, count, rank, 0);
+            Cuda.copy(send.segment(), host);
+            MemorySegment out = inPlace ? send.segment() : recv.segment();
+            comm.allReduce(send.segment(), out, count, type, op, stream);
+            stream.synchronize();
+            MemorySegment result = arena.allocate(bytes, 64);
+            Cuda.copy(result, out);
+            MemorySegment expected = arena.allocate(bytes, 64);
+            data.fillReduced(expected, 0, count, 0);
+            return data.countWrong(result, 0, expected, 0, count);
+        }
+    }
+
+    @Test
+    void aRankThatNeverCallsEndsTheOthersKernelsWithinTheTimeout() {
+        int n = ranks();
+        long count = 1 << 20;
+        CommConfig config = CommConfig.builder().timeout(Duration.ofSeconds(2)).build();
+        try (LocalRanks ranks = new LocalRanks(n, config)) {
+            CudaStream[] streams = new CudaStream[n];
+            DeviceBuffer[] buffers = new DeviceBuffer[n];
+            ranks.each((rank, comm) -> {
+                streams[rank] = Cuda.device(rank).createStream();
+                buffers[rank] = Cuda.device(rank).allocate(count * 4);
+                comm.allReduce(buffers[rank].segment(), buffers[rank].segment(), count, DataType.FLOAT32, ReduceOp.SUM,
+                        streams[rank]);
+                streams[rank].synchronize();
+            });
+            // Rank n-1 stays away from the second call: rank 0's kernel must end, and say why.
+            long start = System.nanoTime();
+            Communicator first = ranks.comms[0];
+            first.allReduce(buffers[0].segment(), buffers[0].segment(), count, DataType.FLOAT32, ReduceOp.SUM, streams[0]);
+            streams[0].synchronize();
+            long ms = (System.nanoTime() - start) / 1_000_000;
+            JcclException e = first.asyncError();
+            assertNotNull(e, "rank 0's all-reduce ended without its peers and without an error");
+            assertTrue(e.getMessage().contains("made no progress"), e.getMessage());
+            assertTrue(ms >= 1_500 && ms < 10_000, "the kernel ended after " + ms + " ms; the timeout is 2000");
+            ranks.abortAll();
+            for (int r = 0; r < n; r++) {
+                streams[r].synchronize(); // every queued kernel ended (the abort stops the ones still waiting)
+                streams[r].close();
+                buffers[r].close();
+            }
+        }
+    }
+}
