@@ -103,6 +103,9 @@ public final class PeerRing implements AutoCloseable {
     public record Setup(PeerRing ring, String why) {
     }
 
+    /** Compiled kernels by architecture, type and operation, shared by the rings of a process. */
+    private static final Map<String, byte[]> PTX = new java.util.concurrent.ConcurrentHashMap<>();
+
     private final CudaDevice device;
     private final int rank;
     private final int nranks;
@@ -340,8 +343,13 @@ public final class PeerRing implements AutoCloseable {
         CudaFunction f = null;
         try {
             String opName = op.name().toLowerCase(Locale.ROOT);
-            String source = source(type, op);
-            CudaModule module = CudaModule.load(device, Nvrtc.compile(source, "ring_" + name + "_" + opName + ".cu", arch));
+            String key = arch + " " + name + " " + opName;
+            byte[] ptx = PTX.get(key);
+            if (ptx == null) {
+                ptx = Nvrtc.compile(source(type, op), "ring_" + name + "_" + opName + ".cu", arch);
+                PTX.put(key, ptx);
+            }
+            CudaModule module = CudaModule.load(device, ptx);
             modules.put(name + "_" + opName, module);
             f = module.function("jccl_ring_" + name + "_" + opName);
             if (!divisions.containsKey(type)) {
@@ -359,7 +367,7 @@ public final class PeerRing implements AutoCloseable {
 
     /** The CUDA source of {@code jccl_ring_<type>_<op>} (with reduce.cu's kernels, whose division avg uses). */
     static String source(DataType type, ReduceOp op) {
-        return "#define RING_SLOTS " + SLOTS + "\n#define RING_SLOT_BYTES " + SLOT_BYTES
+        return "#define JCCL_OPS_ONLY 1\n#define RING_SLOTS " + SLOTS + "\n#define RING_SLOT_BYTES " + SLOT_BYTES
                 + "\n#define RING_CHANNEL_STRIDE " + CHANNEL_STRIDE + "\n#define RING_FIFO_OFFSET " + FIFO_OFFSET
                 + "\n" + resource("/io/jccl/core/kernel/reduce.cu") + "\n" + resource("ring.cu")
                 + "\nRING_KERNEL(" + cudaName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")\n";

@@ -52,6 +52,14 @@ __device__ void reduce_all(const T* a, const T* b, T* d, unsigned long long n, O
     LOOP(n - start) d[start + i] = op(a[start + i], b[start + i]);
 }
 
+// JCCL_OPS_ONLY (the P2P ring's build): the operation functors without these kernels, so that a
+// module holds only the kernels it needs (the driver compiles every kernel of a module it loads).
+#ifdef JCCL_OPS_ONLY
+#define KERNEL(NAME, OP, T, EXPR)                                                                        \
+    struct NAME##_##OP##_op {                                                                            \
+        __device__ T operator()(T x, T y) const { return EXPR; }                                         \
+    };
+#else
 #define KERNEL(NAME, OP, T, EXPR)                                                                        \
     struct NAME##_##OP##_op {                                                                            \
         __device__ T operator()(T x, T y) const { return EXPR; }                                         \
@@ -59,6 +67,7 @@ __device__ void reduce_all(const T* a, const T* b, T* d, unsigned long long n, O
     extern "C" __global__ void jccl_##NAME##_##OP(const T* a, const T* b, T* d, u64 n) {                 \
         reduce_all(a, b, d, n, NAME##_##OP##_op());                                                      \
     }
+#endif
 
 // ---- integers -------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -40,6 +41,8 @@ class PeerRingSourceTest {
             assertTrue(text.contains(".entry " + kernel), kernel + " is not in the PTX");
             assertTrue(text.contains("jccl_" + PeerRing.cudaName(type) + "_div"), "the division for avg is missing");
             assertTrue(text.contains("globaltimer"), "the kernel's waits are not bounded by the clock");
+            assertFalse(text.contains(".entry jccl_" + PeerRing.cudaName(type) + "_sum"),
+                    "reduce.cu's own kernels are in the ring's module (JCCL_OPS_ONLY is not honoured)");
         }
     }
 
