@@ -48,6 +48,7 @@ public final class CommConfig {
     private final boolean callerProgress;
     private final boolean sharedMemory;
     private final boolean peerToPeer;
+    private final boolean peerToPeerSharedGpu;
     private final boolean collNet;
     private final long lowLatencyBytes;
     private final String algorithms;
@@ -71,6 +72,7 @@ public final class CommConfig {
         this.callerProgress = b.callerProgress;
         this.sharedMemory = b.sharedMemory;
         this.peerToPeer = b.peerToPeer;
+        this.peerToPeerSharedGpu = b.peerToPeerSharedGpu;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
         this.algorithms = b.algorithms;
@@ -150,6 +152,11 @@ public final class CommConfig {
         return peerToPeer;
     }
 
+    /** @return whether ranks that are threads sharing a GPU take the P2P ring ({@code JCCL_P2P_SHARED_GPU=1}) */
+    public boolean peerToPeerSharedGpu() {
+        return peerToPeerSharedGpu;
+    }
+
     /**
      * @return the largest contribution a collective sends with the LL protocol (on the calling
      *         thread, in one step); 0 when LL is off ({@code NCCL_PROTO}, {@code JCCL_LL_THRESHOLD})
@@ -202,6 +209,7 @@ public final class CommConfig {
         private boolean callerProgress;
         private boolean sharedMemory;
         private boolean peerToPeer;
+        private boolean peerToPeerSharedGpu;
         private boolean collNet;
         private long lowLatencyBytes;
         private String algorithms;
@@ -242,6 +250,9 @@ public final class CommConfig {
             int p2pOff = Env.getInt(CoreConfig.NCCL_P2P_DISABLE, 0);
             check(p2pOff == 0 || p2pOff == 1, CoreConfig.NCCL_P2P_DISABLE + "=" + p2pOff + " is not 0 or 1");
             peerToPeer = p2pOff == 0;
+            int shared = Env.getInt(CoreConfig.JCCL_P2P_SHARED_GPU, 0);
+            check(shared == 0 || shared == 1, CoreConfig.JCCL_P2P_SHARED_GPU + "=" + shared + " is not 0 or 1");
+            peerToPeerSharedGpu = shared == 1;
             int collNetOn = Env.getInt(CoreConfig.NCCL_COLLNET_ENABLE, 0);
             check(collNetOn == 0 || collNetOn == 1, CoreConfig.NCCL_COLLNET_ENABLE + "=" + collNetOn + " is not 0 or 1");
             collNet = collNetOn == 1;
@@ -378,6 +389,15 @@ public final class CommConfig {
         /** @param p2p whether GPUs of one host exchange device buffers directly (CUDA IPC) rather than through the host */
         public Builder peerToPeer(boolean p2p) {
             this.peerToPeer = p2p;
+            return this;
+        }
+
+        /**
+         * @param shared whether ranks that are threads of this process on the same GPU take the P2P ring
+         *               (their kernels must run at the same time: tests and benchmarks on one GPU)
+         */
+        public Builder peerToPeerSharedGpu(boolean shared) {
+            this.peerToPeerSharedGpu = shared;
             return this;
         }
 

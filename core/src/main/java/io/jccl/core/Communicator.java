@@ -1291,7 +1291,8 @@ public final class Communicator implements AutoCloseable {
                     PeerRing.Setup s;
                     try {
                         s = PeerRing.connect(rank, nranks, stream.device(), bootstrap::allGather,
-                                config.peerToPeer() ? null : CoreConfig.NCCL_P2P_DISABLE + "=1", config.timeout().toNanos());
+                                config.peerToPeer() ? null : CoreConfig.NCCL_P2P_DISABLE + "=1", config.peerToPeerSharedGpu(),
+                                config.timeout().toNanos());
                     } catch (CudaException e) {
                         throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "cannot map "
                                 + "the other GPUs' memory (CUDA IPC): " + e.getMessage(), e);

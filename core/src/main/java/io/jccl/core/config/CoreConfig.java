@@ -87,6 +87,13 @@ public final class CoreConfig {
     public static final String NCCL_P2P_DISABLE = "NCCL_P2P_DISABLE";
 
     @EnvVar(defaultValue = "0",
+            description = "1: ranks that are threads of one process on the same GPU also all-reduce device buffers "
+                    + "through the P2P ring (within the GPU's memory) rather than pinned host staging. Their kernels "
+                    + "wait for each other, so they must run at the same time: for tests and benchmarks on one GPU, "
+                    + "not beside other work that fills the GPU. Every such rank must set it.")
+    public static final String JCCL_P2P_SHARED_GPU = "JCCL_P2P_SHARED_GPU";
+
+    @EnvVar(defaultValue = "0",
             description = "1 lets all-reduce go through a CollNet transport (in-network reduction, e.g. JcclCollNet) "
                     + "when one has a device and the ranks span 2 hosts or more: a host's ranks reduce into its first "
                     + "rank, which all-reduces with the other hosts' through CollNet (NCCL's CollNetChain); the tuner "

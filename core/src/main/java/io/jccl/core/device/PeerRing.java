@@ -60,7 +60,7 @@ public final class PeerRing implements AutoCloseable {
     static final long REGION_BYTES = FIFO_OFFSET + (long) MAX_CHANNELS * SLOTS * SLOT_BYTES;
 
     /** How a rank reaches the others: what it sends at set-up. */
-    record Card(boolean willing, String why, long pid, String pciBusId, long address, byte[] handle) {
+    record Card(boolean willing, String why, long pid, String pciBusId, boolean sharesGpu, long address, byte[] handle) {
         byte[] toBytes() {
             try {
                 ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -69,6 +69,7 @@ public final class PeerRing implements AutoCloseable {
                 out.writeUTF(why);
                 out.writeLong(pid);
                 out.writeUTF(pciBusId);
+                out.writeBoolean(sharesGpu);
                 out.writeLong(address);
                 out.writeInt(handle.length);
                 out.write(handle);
@@ -85,17 +86,18 @@ public final class PeerRing implements AutoCloseable {
                 String why = in.readUTF();
                 long pid = in.readLong();
                 String pci = in.readUTF();
+                boolean shares = in.readBoolean();
                 long address = in.readLong();
                 byte[] handle = new byte[in.readInt()];
                 in.readFully(handle);
-                return new Card(willing, why, pid, pci, address, handle);
+                return new Card(willing, why, pid, pci, shares, address, handle);
             } catch (IOException e) {
                 throw new UncheckedIOException("a peer's P2P card is malformed", e);
             }
         }
 
         static Card unwilling(String why) {
-            return new Card(false, why, ProcessHandle.current().pid(), "", 0, new byte[0]);
+            return new Card(false, why, ProcessHandle.current().pid(), "", false, 0, new byte[0]);
         }
     }
 
@@ -146,11 +148,14 @@ public final class PeerRing implements AutoCloseable {
      *
      * @param allGather   the communicator's all-gather of one byte array per rank (the bootstrap's)
      * @param disabled    why this rank will not take part ({@code NCCL_P2P_DISABLE}), or null
+     * @param sharesGpu   whether this rank accepts ranks that are threads of its process on its GPU
+     *                    in the ring ({@code JCCL_P2P_SHARED_GPU}): their kernels must then run at the
+     *                    same time on that GPU, which holds while nothing else fills it
      * @param timeoutNanos bound on a kernel's wait for a neighbour
      * @return the ring, or null and why not: the same outcome on every rank
      */
     public static Setup connect(int rank, int nranks, CudaDevice device, Function<byte[], byte[][]> allGather,
-                                String disabled, long timeoutNanos) {
+                                String disabled, boolean sharesGpu, long timeoutNanos) {
         // First round: who takes part, on which GPU. What it decides, every rank decides alike, before
         // any memory is allocated (ranks that are threads sharing a GPU allocate nothing here).
         Card mine;
@@ -159,7 +164,7 @@ public final class PeerRing implements AutoCloseable {
         } else if (!Nvrtc.isAvailable()) {
             mine = Card.unwilling("NVRTC is unavailable: " + Nvrtc.unavailabilityCause().getMessage());
         } else {
-            mine = new Card(true, "", ProcessHandle.current().pid(), device.pciBusId(), 0, new byte[0]);
+            mine = new Card(true, "", ProcessHandle.current().pid(), device.pciBusId(), sharesGpu, 0, new byte[0]);
         }
         Card[] cards = cards(allGather.apply(mine.toBytes()), nranks);
         String why = sharedVerdict(cards);
@@ -178,7 +183,8 @@ public final class PeerRing implements AutoCloseable {
                 device.fill(region.segment(), (byte) 0); // counters start at 0 before any peer sees the region
                 control = device.allocatePinnedHost(8);
                 control.segment().fill((byte) 0);
-                mine = new Card(true, "", mine.pid, mine.pciBusId, region.segment().address(), region.ipcHandle());
+                mine = new Card(true, "", mine.pid, mine.pciBusId, sharesGpu, region.segment().address(),
+                        region.ipcHandle());
             } catch (RuntimeException e) {
                 problem = "cannot export GPU memory: " + e.getMessage();
             }
@@ -248,7 +254,8 @@ public final class PeerRing implements AutoCloseable {
         }
         for (int r = 0; r < cards.length; r++) {
             for (int s = r + 1; s < cards.length; s++) {
-                if (cards[r].pciBusId.equals(cards[s].pciBusId)) {
+                boolean threadsAgreeToShare = cards[r].pid == cards[s].pid && cards[r].sharesGpu && cards[s].sharesGpu;
+                if (cards[r].pciBusId.equals(cards[s].pciBusId) && !threadsAgreeToShare) {
                     return "ranks " + r + " and " + s + " share GPU " + cards[r].pciBusId
                             + " (a ring through CUDA IPC needs a GPU per rank)";
                 }
