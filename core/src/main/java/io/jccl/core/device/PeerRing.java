@@ -105,8 +105,13 @@ public final class PeerRing implements AutoCloseable {
     public record Setup(PeerRing ring, String why) {
     }
 
-    /** Compiled kernels by architecture, type and operation, shared by the rings of a process. */
-    private static final Map<String, byte[]> PTX = new java.util.concurrent.ConcurrentHashMap<>();
+    /**
+     * Loaded kernels by GPU, type and operation, shared by the rings of a process and kept for its
+     * life: ranks that are threads on one GPU share its context, where loading a module waits for the
+     * kernels running in it, and a rank's kernel waits for the others' calls, so a rank that loaded
+     * while another's kernel waited for it would never get there.
+     */
+    private static final Map<String, CudaModule> MODULES = new HashMap<>();
 
     private final CudaDevice device;
     private final int rank;
@@ -121,7 +126,6 @@ public final class PeerRing implements AutoCloseable {
     private final DeviceBuffer control;
     private final long timeoutNanos;
     private final String arch;
-    private final Map<String, CudaModule> modules = new HashMap<>();
     private final Map<DataType, Map<ReduceOp, CudaFunction>> kernels = new EnumMap<>(DataType.class);
     private final Map<DataType, CudaFunction> divisions = new EnumMap<>(DataType.class);
     private CudaEvent last;
@@ -350,14 +354,7 @@ public final class PeerRing implements AutoCloseable {
         CudaFunction f = null;
         try {
             String opName = op.name().toLowerCase(Locale.ROOT);
-            String key = arch + " " + name + " " + opName;
-            byte[] ptx = PTX.get(key);
-            if (ptx == null) {
-                ptx = Nvrtc.compile(source(type, op), "ring_" + name + "_" + opName + ".cu", arch);
-                PTX.put(key, ptx);
-            }
-            CudaModule module = CudaModule.load(device, ptx);
-            modules.put(name + "_" + opName, module);
+            CudaModule module = module(device, arch, type, op);
             f = module.function("jccl_ring_" + name + "_" + opName);
             if (!divisions.containsKey(type)) {
                 divisions.put(type, module.function("jccl_" + name + "_div"));
@@ -370,6 +367,19 @@ public final class PeerRing implements AutoCloseable {
         }
         byOp.put(op, f);
         return f;
+    }
+
+    private static CudaModule module(CudaDevice device, String arch, DataType type, ReduceOp op) {
+        synchronized (MODULES) {
+            String key = device.pciBusId() + " " + cudaName(type) + " " + op.name();
+            CudaModule m = MODULES.get(key);
+            if (m == null) {
+                m = CudaModule.load(device, Nvrtc.compile(source(type, op), "ring_" + cudaName(type) + "_"
+                        + op.name().toLowerCase(Locale.ROOT) + ".cu", arch));
+                MODULES.put(key, m);
+            }
+            return m;
+        }
     }
 
     /** The CUDA source of {@code jccl_ring_<type>_<op>} (with reduce.cu's kernels, whose division avg uses). */
@@ -464,9 +474,6 @@ public final class PeerRing implements AutoCloseable {
         }
         close(nextMapping);
         close(prevMapping);
-        for (CudaModule m : modules.values()) {
-            m.close();
-        }
         close(region);
         close(control);
     }
