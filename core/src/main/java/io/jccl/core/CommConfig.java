@@ -152,7 +152,7 @@ public final class CommConfig {
         return peerToPeer;
     }
 
-    /** @return whether ranks that are threads sharing a GPU take the P2P ring ({@code JCCL_P2P_SHARED_GPU=1}) */
+    /** @return whether ranks sharing a GPU take the P2P ring ({@code JCCL_P2P_SHARED_GPU=1}) */
     public boolean peerToPeerSharedGpu() {
         return peerToPeerSharedGpu;
     }
@@ -393,8 +393,8 @@ public final class CommConfig {
         }
 
         /**
-         * @param shared whether ranks that are threads of this process on the same GPU take the P2P ring
-         *               (their kernels must run at the same time: tests and benchmarks on one GPU)
+         * @param shared whether ranks on the same GPU take the P2P ring (their kernels must run at the same
+         *               time: threads of one process, or processes under CUDA MPS; tests and benchmarks)
          */
         public Builder peerToPeerSharedGpu(boolean shared) {
             this.peerToPeerSharedGpu = shared;

@@ -87,10 +87,11 @@ public final class CoreConfig {
     public static final String NCCL_P2P_DISABLE = "NCCL_P2P_DISABLE";
 
     @EnvVar(defaultValue = "0",
-            description = "1: ranks that are threads of one process on the same GPU also all-reduce device buffers "
-                    + "through the P2P ring (within the GPU's memory) rather than pinned host staging. Their kernels "
-                    + "wait for each other, so they must run at the same time: for tests and benchmarks on one GPU, "
-                    + "not beside other work that fills the GPU. Every such rank must set it.")
+            description = "1: ranks on the same GPU also all-reduce device buffers through the P2P ring (within the "
+                    + "GPU's memory) rather than pinned host staging. Their kernels wait for each other, so they must "
+                    + "run at the same time: threads of one process, or processes under CUDA MPS (without MPS the "
+                    + "GPU time-slices processes); for tests and benchmarks on one GPU, not beside other work that "
+                    + "fills the GPU. Every such rank must set it.")
     public static final String JCCL_P2P_SHARED_GPU = "JCCL_P2P_SHARED_GPU";
 
     @EnvVar(defaultValue = "0",

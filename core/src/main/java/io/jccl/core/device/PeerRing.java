@@ -152,9 +152,10 @@ public final class PeerRing implements AutoCloseable {
      *
      * @param allGather   the communicator's all-gather of one byte array per rank (the bootstrap's)
      * @param disabled    why this rank will not take part ({@code NCCL_P2P_DISABLE}), or null
-     * @param sharesGpu   whether this rank accepts ranks that are threads of its process on its GPU
-     *                    in the ring ({@code JCCL_P2P_SHARED_GPU}): their kernels must then run at the
-     *                    same time on that GPU, which holds while nothing else fills it
+     * @param sharesGpu   whether this rank accepts other ranks on its GPU in the ring
+     *                    ({@code JCCL_P2P_SHARED_GPU}): their kernels must then run at the same time on
+     *                    that GPU, which holds for threads of one process, and for processes under CUDA
+     *                    MPS, while nothing else fills the GPU
      * @param timeoutNanos bound on a kernel's wait for a neighbour
      * @return the ring, or null and why not: the same outcome on every rank
      */
@@ -258,8 +259,8 @@ public final class PeerRing implements AutoCloseable {
         }
         for (int r = 0; r < cards.length; r++) {
             for (int s = r + 1; s < cards.length; s++) {
-                boolean threadsAgreeToShare = cards[r].pid == cards[s].pid && cards[r].sharesGpu && cards[s].sharesGpu;
-                if (cards[r].pciBusId.equals(cards[s].pciBusId) && !threadsAgreeToShare) {
+                boolean bothAgreeToShare = cards[r].sharesGpu && cards[s].sharesGpu;
+                if (cards[r].pciBusId.equals(cards[s].pciBusId) && !bothAgreeToShare) {
                     return "ranks " + r + " and " + s + " share GPU " + cards[r].pciBusId
                             + " (a ring through CUDA IPC needs a GPU per rank)";
                 }

@@ -94,12 +94,12 @@ class PeerRingSourceTest {
         PeerRing.Card same = new PeerRing.Card(true, "", 3, "0000:18:00.0", true, 0, new byte[0]);
         assertNull(PeerRing.sharedVerdict(new PeerRing.Card[] {a, b}));
         assertTrue(PeerRing.sharedVerdict(new PeerRing.Card[] {a, b, same}).contains("ranks 0 and 2 share GPU 0000:18:00.0"));
-        // threads of one process may share a GPU when every one of them agrees (JCCL_P2P_SHARED_GPU)
-        PeerRing.Card thread0 = new PeerRing.Card(true, "", 5, "0000:18:00.0", true, 0, new byte[0]);
-        PeerRing.Card thread1 = new PeerRing.Card(true, "", 5, "0000:18:00.0", true, 0, new byte[0]);
-        PeerRing.Card unwillingThread = new PeerRing.Card(true, "", 5, "0000:18:00.0", false, 0, new byte[0]);
-        assertNull(PeerRing.sharedVerdict(new PeerRing.Card[] {thread0, thread1}));
-        assertTrue(PeerRing.sharedVerdict(new PeerRing.Card[] {thread0, unwillingThread}).contains("share GPU"));
+        // ranks may share a GPU when every one of them agrees (JCCL_P2P_SHARED_GPU)
+        PeerRing.Card first = new PeerRing.Card(true, "", 5, "0000:18:00.0", true, 0, new byte[0]);
+        PeerRing.Card second = new PeerRing.Card(true, "", 6, "0000:18:00.0", true, 0, new byte[0]);
+        PeerRing.Card unwilling = new PeerRing.Card(true, "", 5, "0000:18:00.0", false, 0, new byte[0]);
+        assertNull(PeerRing.sharedVerdict(new PeerRing.Card[] {first, second}));
+        assertTrue(PeerRing.sharedVerdict(new PeerRing.Card[] {first, unwilling}).contains("share GPU"));
         String off = PeerRing.sharedVerdict(new PeerRing.Card[] {a, PeerRing.Card.unwilling("NCCL_P2P_DISABLE=1")});
         assertEquals("rank 1: NCCL_P2P_DISABLE=1", off);
         PeerRing.Card round = PeerRing.Card.fromBytes(new PeerRing.Card(true, "", 7, "0000:18:00.0", false, 0x7f00_0000_0000L,
