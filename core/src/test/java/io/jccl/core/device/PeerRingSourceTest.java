@@ -89,9 +89,9 @@ class PeerRingSourceTest {
 
     @Test
     void everyRankDecidesAlikeFromTheCards() {
-        PeerRing.Card a = new PeerRing.Card(true, "", 1, "0000:18:00.0", true, 0, new byte[0]);
-        PeerRing.Card b = new PeerRing.Card(true, "", 2, "0000:2a:00.0", true, 0, new byte[0]);
-        PeerRing.Card same = new PeerRing.Card(true, "", 3, "0000:18:00.0", true, 0, new byte[0]);
+        PeerRing.Card a = new PeerRing.Card(true, "", 1, "0000:18:00.0", false, 0, new byte[0]);
+        PeerRing.Card b = new PeerRing.Card(true, "", 2, "0000:2a:00.0", false, 0, new byte[0]);
+        PeerRing.Card same = new PeerRing.Card(true, "", 3, "0000:18:00.0", false, 0, new byte[0]);
         assertNull(PeerRing.sharedVerdict(new PeerRing.Card[] {a, b}));
         assertTrue(PeerRing.sharedVerdict(new PeerRing.Card[] {a, b, same}).contains("ranks 0 and 2 share GPU 0000:18:00.0"));
         // ranks may share a GPU when every one of them agrees (JCCL_P2P_SHARED_GPU)
