@@ -154,7 +154,7 @@ public final class Communicator implements AutoCloseable {
     private volatile int state = OPEN;
     /** Collectives on device buffers: created by the first one. */
     private volatile StreamBridge bridge;
-    /** All-reduce on device buffers between GPUs of this host (CUDA IPC); null if none. */
+    /** Collectives on device buffers between GPUs of this host (CUDA IPC); null if none. */
     private volatile PeerRing peerRing;
     /** Whether the first device all-reduce has set up (or ruled out) {@link #peerRing}. */
     private boolean peerRingDecided;
@@ -666,7 +666,8 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * @return whether all-reduces on device buffers go straight from GPU to GPU (CUDA IPC or peer
+     * @return whether collectives on device buffers (all but all-to-all and send/recv) go straight
+     *         from GPU to GPU (CUDA IPC or peer
      *         access, every rank on this host with a GPU of its own), as set up by the first one;
      *         false before it and where they go through pinned host staging
      */
@@ -1122,19 +1123,7 @@ public final class Communicator implements AutoCloseable {
                           CudaStream stream) {
         long bytes = bytes(count, type);
         checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, bytes);
-        PeerRing p = peerRingFor(stream);
-        if (p != null && p.supports(type, op)) {
-            checkUsable();
-            if (Group.isActive()) {
-                throw JcclException.invalidUsage("allReduce on a CUDA stream inside a group: stream-ordered operations "
-                        + "are issued one at a time (end the group first)");
-            }
-            try {
-                p.allReduce(send, recv, count, type, op, stream);
-            } catch (CudaException e) {
-                throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "allReduce: "
-                        + e.getMessage(), e);
-            }
+        if (onPeerRing(stream, "allReduce", type, op, p -> p.allReduce(send, recv, count, type, op, stream))) {
             return;
         }
         ReductionKernel k = stagingKernel(type, op);
@@ -1152,6 +1141,9 @@ public final class Communicator implements AutoCloseable {
         long bytes = bytes(count, type);
         checkRoot(root);
         checkDeviceBuffers(stream, "sendbuff", send, rank == root ? bytes : 0, "recvbuff", recv, bytes);
+        if (onPeerRing(stream, "broadcast", null, null, p -> p.broadcast(send, recv, count, type, root, stream))) {
+            return;
+        }
         ReductionKernel k = stagingKernel(type, null);
         onStream(stream, "broadcast", call -> {
             MemorySegment stage = call.staging(bytes);
@@ -1169,6 +1161,9 @@ public final class Communicator implements AutoCloseable {
         long bytes = bytes(count, type);
         checkRoot(root);
         checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, rank == root ? bytes : 0);
+        if (onPeerRing(stream, "reduce", type, op, p -> p.reduce(send, recv, count, type, op, root, stream))) {
+            return;
+        }
         ReductionKernel k = stagingKernel(type, op);
         onStream(stream, "reduce", call -> {
             MemorySegment stage = call.staging(bytes);
@@ -1185,6 +1180,9 @@ public final class Communicator implements AutoCloseable {
         long bytes = bytes(sendCount, type);
         long total = Math.multiplyExact(bytes, nranks);
         checkDeviceBuffers(stream, "sendbuff", send, bytes, "recvbuff", recv, total);
+        if (onPeerRing(stream, "allGather", null, null, p -> p.allGather(send, recv, sendCount, type, stream))) {
+            return;
+        }
         ReductionKernel k = stagingKernel(type, null);
         onStream(stream, "allGather", call -> {
             MemorySegment stage = call.staging(total);
@@ -1201,6 +1199,9 @@ public final class Communicator implements AutoCloseable {
         long bytes = bytes(recvCount, type);
         long total = Math.multiplyExact(bytes, nranks);
         checkDeviceBuffers(stream, "sendbuff", send, total, "recvbuff", recv, bytes);
+        if (onPeerRing(stream, "reduceScatter", type, op, p -> p.reduceScatter(send, recv, recvCount, type, op, stream))) {
+            return;
+        }
         ReductionKernel k = stagingKernel(type, op);
         onStream(stream, "reduceScatter", call -> {
             MemorySegment stage = call.staging(total);
@@ -1250,6 +1251,30 @@ public final class Communicator implements AutoCloseable {
         });
     }
 
+    /**
+     * Queues {@code call} on the P2P ring when there is one (every rank on this host, a GPU each) and
+     * it has the kernel ({@code type} and {@code op} null: a collective that only moves bytes).
+     *
+     * @return whether it did; otherwise the staged path runs the collective
+     */
+    private boolean onPeerRing(CudaStream stream, String what, DataType type, ReduceOp op, Consumer<PeerRing> call) {
+        PeerRing p = peerRingFor(stream);
+        if (p == null || !p.supports(type == null ? DataType.UINT8 : type, op == null ? ReduceOp.SUM : op)) {
+            return false;
+        }
+        checkUsable();
+        if (Group.isActive()) {
+            throw JcclException.invalidUsage(what + " on a CUDA stream inside a group: stream-ordered operations are "
+                    + "issued one at a time (end the group first)");
+        }
+        try {
+            call.accept(p);
+        } catch (CudaException e) {
+            throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, what + ": " + e.getMessage(), e);
+        }
+        return true;
+    }
+
     /** Stages one stream-ordered operation, submits it gated on its stream, and queues the hand-over. */
     private void onStream(CudaStream stream, String what, Function<StagedCall, Consumer<OperationBuilder>> stage) {
         checkUsable();
@@ -1275,8 +1300,8 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * The P2P ring for device all-reduces, set up by the first one (a collective: every rank makes
-     * the same first device all-reduce); null where the ranks are not all on this host, or a rank
+     * The P2P ring for device collectives, set up by the first one (every rank makes the same first
+     * device collective); null where the ranks are not all on this host, or a rank
      * cannot take part (the reason is logged once).
      */
     private PeerRing peerRingFor(CudaStream stream) {
@@ -1299,10 +1324,10 @@ public final class Communicator implements AutoCloseable {
                     }
                     peerRing = s.ring();
                     if (s.ring() != null) {
-                        log.info(LogSubsystem.INIT, "rank %d: all-reduce on device buffers through P2P/IPC: each GPU writes "
+                        log.info(LogSubsystem.INIT, "rank %d: collectives on device buffers through P2P/IPC: each GPU writes "
                                 + "into the next's memory (%s)", rank, stream.device());
                     } else {
-                        log.info(LogSubsystem.INIT, "rank %d: no P2P between GPUs (%s): device all-reduces go through "
+                        log.info(LogSubsystem.INIT, "rank %d: no P2P between GPUs (%s): device collectives go through "
                                 + "pinned host staging", rank, s.why());
                     }
                 }

@@ -1,5 +1,6 @@
 package io.jccl.core;
 
+import io.jccl.core.check.CollectiveKind;
 import io.jccl.core.check.VerifiableData;
 import io.jccl.core.kernel.CudaReductionKernel;
 import io.jccl.core.kernel.Float8s;
@@ -24,7 +25,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * All-reduce on device buffers between GPUs of one host, each rank's kernel writing into the next
+ * Collectives on device buffers between GPUs of one host, each rank's kernel writing into the next
  * GPU's memory (issue 13, deliverable 4: P2P). Ranks are threads, rank r on GPU r, so the ring
  * reaches the neighbours through peer access; on a machine of one GPU, three ranks share it
  * ({@code JCCL_P2P_SHARED_GPU}), which runs the same kernels and protocol within one GPU's memory.
@@ -149,6 +150,104 @@ class PeerRingTest {
                 wrong += result.get(java.lang.foreign.ValueLayout.JAVA_BYTE, i) == e ? 0 : 1;
             }
             return wrong;
+        }
+    }
+
+    @Test
+    void everyRingCollectiveEveryRootInPlaceAndOutOfPlace() {
+        int n = ranks();
+        long[] counts = {1, 4099, (1L << 20) + 5};
+        CollectiveKind[] kinds = {CollectiveKind.REDUCE_SCATTER, CollectiveKind.ALL_GATHER, CollectiveKind.BROADCAST,
+                CollectiveKind.REDUCE, CollectiveKind.ALL_REDUCE};
+        List<String> problems = new ArrayList<>();
+        try (LocalRanks ranks = new LocalRanks(n, config().build())) {
+            long most = counts[counts.length - 1] * 8 * n;
+            CudaStream[] streams = new CudaStream[n];
+            DeviceBuffer[][] buffers = new DeviceBuffer[n][];
+            ranks.each((rank, comm) -> {
+                streams[rank] = gpuOf(rank).createStream();
+                buffers[rank] = new DeviceBuffer[] {gpuOf(rank).allocate(most), gpuOf(rank).allocate(most)};
+            });
+            for (CollectiveKind kind : kinds) {
+                for (DataType type : new DataType[] {DataType.FLOAT32, DataType.INT8, DataType.FLOAT64, DataType.BFLOAT16}) {
+                    for (ReduceOp op : kind.reduces() ? new ReduceOp[] {ReduceOp.SUM, ReduceOp.MAX, ReduceOp.AVG}
+                            : new ReduceOp[] {null}) {
+                        boolean rooted = kind == CollectiveKind.BROADCAST || kind == CollectiveKind.REDUCE;
+                        for (int root = 0; root < (rooted ? n : 1); root++) {
+                            for (long count : counts) {
+                                for (boolean inPlace : new boolean[] {false, true}) {
+                                    int theRoot = root;
+                                    VerifiableData data = new VerifiableData(type, op, n, count + root + (inPlace ? 1 : 0));
+                                    List<Long> wrong = ranks.run(rank -> runCollective(kind, ranks.comms[rank],
+                                            streams[rank], buffers[rank], data, count, type, op, theRoot, inPlace));
+                                    long total = wrong.stream().mapToLong(Long::longValue).sum();
+                                    if (total != 0) {
+                                        problems.add(kind + " " + type + " " + op + " root " + root + " count " + count
+                                                + (inPlace ? " in place" : "") + ": wrong elements per rank " + wrong);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            ranks.each((rank, comm) -> {
+                streams[rank].close();
+                buffers[rank][0].close();
+                buffers[rank][1].close();
+            });
+        }
+        assertEquals(List.of(), problems);
+    }
+
+    /** One collective on device buffers, laid out as NCCL's in-place calls are; the result checked on the host. */
+    private static long runCollective(CollectiveKind kind, Communicator comm, CudaStream stream, DeviceBuffer[] buffers,
+                                      VerifiableData data, long count, DataType type, ReduceOp op, int root,
+                                      boolean inPlace) {
+        int n = comm.size();
+        int rank = comm.rank();
+        long size = type.size();
+        long sendBytes = kind.sendElements(count, n) * size;
+        long recvBytes = kind.recvElements(count, n) * size;
+        MemorySegment a = buffers[0].segment();
+        MemorySegment send;
+        MemorySegment recv;
+        if (!inPlace) {
+            send = a.asSlice(0, sendBytes);
+            recv = buffers[1].segment().asSlice(0, recvBytes);
+        } else if (kind == CollectiveKind.ALL_GATHER) {
+            recv = a.asSlice(0, recvBytes);
+            send = recv.asSlice(rank * count * size, count * size);
+        } else if (kind == CollectiveKind.REDUCE_SCATTER) {
+            send = a.asSlice(0, sendBytes);
+            recv = send.asSlice(rank * count * size, count * size);
+        } else {
+            send = a.asSlice(0, Math.max(sendBytes, recvBytes));
+            recv = send;
+        }
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment host = arena.allocate(sendBytes, 64);
+            kind.fillInput(data, host, count, rank, n, root);
+            if (kind != CollectiveKind.BROADCAST || rank == root) {
+                Cuda.copy(send.asSlice(0, sendBytes), host);
+            }
+            switch (kind) {
+                case ALL_REDUCE -> comm.allReduce(send, recv, count, type, op, stream);
+                case REDUCE_SCATTER -> comm.reduceScatter(send, recv, count, type, op, stream);
+                case ALL_GATHER -> comm.allGather(send, recv, count, type, stream);
+                case BROADCAST -> comm.broadcast(send, recv, count, type, root, stream);
+                case REDUCE -> comm.reduce(send, recv, count, type, op, root, stream);
+                default -> throw new IllegalArgumentException(kind.toString());
+            }
+            stream.synchronize();
+            MemorySegment expected = arena.allocate(recvBytes, 64);
+            long elements = kind.fillExpected(data, expected, count, rank, n, root);
+            if (elements == 0) {
+                return 0;
+            }
+            MemorySegment result = arena.allocate(recvBytes, 64);
+            Cuda.copy(result, recv.asSlice(0, recvBytes));
+            return data.countWrong(result, 0, expected, 0, elements);
         }
     }
 

@@ -29,7 +29,8 @@ import java.util.function.Function;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * All-reduce on device buffers between GPUs of one host without the host: a ring in which each
+ * Collectives on device buffers between GPUs of one host without the host (all-reduce,
+ * reduce-scatter, all-gather, broadcast, reduce): a ring in which each
  * rank's kernel writes its chunks straight into the next GPU's memory (CUDA IPC between processes,
  * peer access between threads of one process), over NVLink or PCIe, with NCCL's FIFO protocol
  * (see {@code ring.cu}: slots, a tail counter the writer advances, a head counter the reader
@@ -310,12 +311,52 @@ public final class PeerRing implements AutoCloseable {
         return kernel(type, op == ReduceOp.AVG ? ReduceOp.SUM : op) != null;
     }
 
+    /** The collectives the ring runs: the kernel's {@code kind} argument (ring.cu's RING_*). */
+    private static final int ALL_REDUCE = 0;
+    private static final int REDUCE_SCATTER = 1;
+    private static final int ALL_GATHER = 2;
+    private static final int BROADCAST = 3;
+    private static final int REDUCE = 4;
+
     /**
      * Queues the all-reduce of {@code count} elements on {@code stream} and returns. Every rank makes
      * the same calls in the same order, as for any collective.
      */
-    public synchronized void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
-                                       CudaStream stream) {
+    public void allReduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op,
+                          CudaStream stream) {
+        run(ALL_REDUCE, 0, send, recv, count, type, op, count, stream);
+    }
+
+    /** Queues the reduce-scatter of {@code recvCount} elements a rank ({@code send} holds one block per rank). */
+    public void reduceScatter(MemorySegment send, MemorySegment recv, long recvCount, DataType type, ReduceOp op,
+                              CudaStream stream) {
+        run(REDUCE_SCATTER, 0, send, recv, recvCount, type, op, recvCount, stream);
+    }
+
+    /** Queues the reduction of every rank's {@code count} elements into {@code root}'s {@code recv}. */
+    public void reduce(MemorySegment send, MemorySegment recv, long count, DataType type, ReduceOp op, int root,
+                       CudaStream stream) {
+        run(REDUCE, root, send, rank == root ? recv : send, count, type, op, rank == root ? count : 0, stream);
+    }
+
+    /** Queues the all-gather of {@code sendCount} elements a rank; bytes move whatever the type. */
+    public void allGather(MemorySegment send, MemorySegment recv, long sendCount, DataType type, CudaStream stream) {
+        run(ALL_GATHER, 0, send, recv, sendCount * type.size(), DataType.UINT8, ReduceOp.SUM, 0, stream);
+    }
+
+    /** Queues the broadcast of {@code root}'s {@code count} elements; bytes move whatever the type. */
+    public void broadcast(MemorySegment send, MemorySegment recv, long count, DataType type, int root,
+                          CudaStream stream) {
+        run(BROADCAST, root, rank == root ? send : recv, recv, count * type.size(), DataType.UINT8, ReduceOp.SUM, 0,
+                stream);
+    }
+
+    /**
+     * @param count   elements the kernel walks: of the buffer, or of each rank's block
+     * @param results elements of {@code recv} that hold a sum to divide for avg (0: none here)
+     */
+    private synchronized void run(int kind, int root, MemorySegment send, MemorySegment recv, long count, DataType type,
+                                  ReduceOp op, long results, CudaStream stream) {
         if (closed) {
             throw new IllegalStateException("the P2P ring is closed");
         }
@@ -327,12 +368,10 @@ public final class PeerRing implements AutoCloseable {
             throw new UnsupportedOperationException(op.ncclName() + " on " + type.ncclName() + " has no kernel on "
                     + device);
         }
-        long bytes = count * type.size();
-        int channels = channels(bytes);
-        f.launch(stream, channels, THREADS, send, recv, count, nranks, rank, region.segment().address(), nextAddress,
-                prevAddress, control.segment(), timeoutNanos);
-        if (op == ReduceOp.AVG) {
-            divisions.get(type).launch(stream, (int) Math.min(65535, (count + 255) / 256), 256, recv, count, nranks);
+        f.launch(stream, channels(count * type.size()), THREADS, kind, root, send, recv, count, nranks, rank,
+                region.segment().address(), nextAddress, prevAddress, control.segment(), timeoutNanos);
+        if (op == ReduceOp.AVG && results > 0) {
+            divisions.get(type).launch(stream, (int) Math.min(65535, (results + 255) / 256), 256, recv, results, nranks);
         }
         CudaEvent e = stream.record();
         if (last != null) {

@@ -164,12 +164,24 @@ __device__ bool ring_step(RingChannel& c, u64* send_step, u64* recv_step, int* s
 
 __device__ __forceinline__ int ring_mod(int a, int n) { return ((a % n) + n) % n; }
 
-// NCCL's ring all-reduce, per block over its channel's share of the buffer, in rounds of nranks chunks
-// of at most a slot: reduce-scatter (n-1 steps), then all-gather (n-1 steps); chunk k of a round is
-// [at + k * chunk, at + (k + 1) * chunk) cut at the channel's end.
+// What a kernel runs (PeerRing's Kind): the collectives of NCCL's ring algorithm.
+#define RING_ALL_REDUCE 0
+#define RING_REDUCE_SCATTER 1
+#define RING_ALL_GATHER 2
+#define RING_BROADCAST 3
+#define RING_REDUCE 4
+
+// NCCL's ring collectives, per block over its channel's share [begin, end) of count elements (of the
+// buffer for all-reduce, broadcast and reduce; of each rank's block for reduce-scatter and all-gather),
+// in rounds:
+//  - all-reduce: n chunks of at most a slot cut the round's range; reduce-scatter (n-1 steps), then
+//    all-gather (n-1 steps);
+//  - reduce-scatter and all-gather: the round's range of every rank's block is its chunk k;
+//  - broadcast and reduce: one chunk a round along the chain from the root (broadcast) or to it.
+// Chunk k of a round is at offset off(k) of the input (or output) and holds len(k) elements.
 template <typename T, typename Op>
-__device__ void ring_all_reduce(const T* in, T* out, u64 count, int nranks, int rank, char* mine, char* next,
-                                char* prev, volatile u32* control, u64 timeout_ns, Op op) {
+__device__ void ring_collective(int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,
+                                char* next, char* prev, volatile u32* control, u64 timeout_ns, Op op) {
     const u64 ch = blockIdx.x;
     char* counters = mine + ch * RING_CHANNEL_STRIDE;
     RingChannel c;
@@ -189,6 +201,8 @@ __device__ void ring_all_reduce(const T* in, T* out, u64 count, int nranks, int 
     per = (per + align - 1) / align * align;
     const u64 begin = min(count, ch * per);
     const u64 end = min(count, begin + per);
+    const bool split = kind == RING_ALL_REDUCE;
+    const bool blocks = kind == RING_REDUCE_SCATTER || kind == RING_ALL_GATHER;
 
     __shared__ u64 send_step, recv_step;
     __shared__ int stop;
@@ -200,30 +214,66 @@ __device__ void ring_all_reduce(const T* in, T* out, u64 count, int nranks, int 
     __syncthreads();
     for (u64 at = begin; at < end && !stop;) {
         const u64 left = end - at;
-        u64 chunk = (left + nranks - 1) / nranks;
+        u64 chunk = split ? (left + nranks - 1) / nranks : left;
         chunk = min(slot_elems, (chunk + align - 1) / align * align);
-#define RING_CHUNK_AT(k) (at + min(left, (u64) (k) * chunk))
-#define RING_CHUNK_N(k) (min(left, (u64) ((k) + 1) * chunk) - min(left, (u64) (k) * chunk))
-        int k = ring_mod(rank - 1, nranks);
-        if (!ring_step(c, &send_step, &recv_step, &stop, false, true, in + RING_CHUNK_AT(k), (T*) 0, RING_CHUNK_N(k), op)) break;
+        const u64 step_len = min(left, chunk);
+#define OFF(k) (split ? at + min(left, (u64) (k) * chunk) : blocks ? (u64) (k) * count + at : at)
+#define LEN(k) (split ? min(left, (u64) ((k) + 1) * chunk) - min(left, (u64) (k) * chunk) : step_len)
+#define STEP(recv, send, local, dst, k) \
+    if (!ring_step(c, &send_step, &recv_step, &stop, recv, send, local, dst, LEN(k), op)) break
         bool ok = true;
-        for (int j = 2; j < nranks && ok; j++) {
-            k = ring_mod(rank - j, nranks);
-            ok = ring_step(c, &send_step, &recv_step, &stop, true, true, in + RING_CHUNK_AT(k), (T*) 0, RING_CHUNK_N(k), op);
+        if (kind == RING_ALL_REDUCE || kind == RING_REDUCE_SCATTER) {
+            int k = ring_mod(rank - 1, nranks);
+            STEP(false, true, in + OFF(k), (T*) 0, k);
+            for (int j = 2; j < nranks && ok; j++) {
+                k = ring_mod(rank - j, nranks);
+                ok = ring_step(c, &send_step, &recv_step, &stop, true, true, in + OFF(k), (T*) 0, LEN(k), op);
+            }
+            if (!ok) break;
+            k = rank;
+            if (kind == RING_REDUCE_SCATTER) {
+                STEP(true, false, in + OFF(k), out + at, k);
+            } else {
+                STEP(true, true, in + OFF(k), out + OFF(k), k);
+                for (int j = 1; j < nranks - 1 && ok; j++) {
+                    k = ring_mod(rank - j, nranks);
+                    ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + OFF(k), LEN(k), op);
+                }
+                if (!ok) break;
+                k = ring_mod(rank + 1, nranks);
+                STEP(true, false, (const T*) 0, out + OFF(k), k);
+            }
+        } else if (kind == RING_ALL_GATHER) {
+            int k = rank;
+            STEP(false, true, in + at, out + OFF(k), k);
+            for (int j = 1; j < nranks - 1 && ok; j++) {
+                k = ring_mod(rank - j, nranks);
+                ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + OFF(k), LEN(k), op);
+            }
+            if (!ok) break;
+            k = ring_mod(rank + 1, nranks);
+            STEP(true, false, (const T*) 0, out + OFF(k), k);
+        } else if (kind == RING_BROADCAST) {
+            const int position = ring_mod(rank - root, nranks); // 0: the root, n-1: the chain's end
+            if (position == 0) {
+                STEP(false, true, in + at, in == out ? (T*) 0 : out + at, 0);
+            } else {
+                STEP(true, position < nranks - 1, (const T*) 0, out + at, 0);
+            }
+        } else { // RING_REDUCE: the chain starts after the root and ends at it
+            const int position = ring_mod(rank - root - 1, nranks); // n-1: the root
+            if (position == 0) {
+                STEP(false, true, in + at, (T*) 0, 0);
+            } else if (position < nranks - 1) {
+                STEP(true, true, in + at, (T*) 0, 0);
+            } else {
+                STEP(true, false, in + at, out + at, 0);
+            }
         }
-        if (!ok) break;
-        k = rank;
-        if (!ring_step(c, &send_step, &recv_step, &stop, true, true, in + RING_CHUNK_AT(k), out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op)) break;
-        for (int j = 1; j < nranks - 1 && ok; j++) {
-            k = ring_mod(rank - j, nranks);
-            ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op);
-        }
-        if (!ok) break;
-        k = ring_mod(rank + 1, nranks);
-        if (!ring_step(c, &send_step, &recv_step, &stop, true, false, (const T*) 0, out + RING_CHUNK_AT(k), RING_CHUNK_N(k), op)) break;
-#undef RING_CHUNK_AT
-#undef RING_CHUNK_N
-        at += min(left, chunk * nranks);
+#undef OFF
+#undef LEN
+#undef STEP
+        at += split ? min(left, chunk * nranks) : step_len;
     }
     if (threadIdx.x == 0) {
         kept[0] = send_step;
@@ -231,12 +281,13 @@ __device__ void ring_all_reduce(const T* in, T* out, u64 count, int nranks, int 
     }
 }
 
-// jccl_ring_<type>_<op>: the all-reduce of one type and operation (avg: sum, then reduce.cu's division).
+// jccl_ring_<type>_<op>: the collectives of one type and operation (avg: sum, then reduce.cu's
+// division); broadcast and all-gather move bytes with uint8's.
 #define RING_KERNEL(NAME, OP, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_##OP(                          \
-            const T* in, T* out, u64 count, int nranks, int rank, char* mine, char* next, char* prev,     \
-            volatile u32* control, u64 timeout_ns) {                                                     \
-        ring_all_reduce(in, out, count, nranks, rank, mine, next, prev, control, timeout_ns,             \
+            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
+            char* next, char* prev, volatile u32* control, u64 timeout_ns) {                             \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, \
                         NAME##_##OP##_op());                                                             \
     }
 
