@@ -308,7 +308,7 @@ public final class PeerRing implements AutoCloseable {
 
     /** @return whether this ring has a kernel for {@code op} on {@code type} (compiling it on first use) */
     public synchronized boolean supports(DataType type, ReduceOp op) {
-        return kernel(type, op == ReduceOp.AVG ? ReduceOp.SUM : op) != null;
+        return kernel(type, kernelOp(type, op)) != null;
     }
 
     /** The collectives the ring runs: the kernel's {@code kind} argument (ring.cu's RING_*). */
@@ -363,14 +363,14 @@ public final class PeerRing implements AutoCloseable {
         if (count == 0) {
             return;
         }
-        CudaFunction f = kernel(type, op == ReduceOp.AVG ? ReduceOp.SUM : op);
+        CudaFunction f = kernel(type, kernelOp(type, op));
         if (f == null) {
             throw new UnsupportedOperationException(op.ncclName() + " on " + type.ncclName() + " has no kernel on "
                     + device);
         }
         f.launch(stream, channels(count * type.size()), THREADS, kind, root, send, recv, count, nranks, rank,
                 region.segment().address(), nextAddress, prevAddress, control.segment(), timeoutNanos);
-        if (op == ReduceOp.AVG && results > 0) {
+        if (op == ReduceOp.AVG && !premultiplies(type, op) && results > 0) {
             divisions.get(type).launch(stream, (int) Math.min(65535, (results + 255) / 256), 256, recv, results, nranks);
         }
         CudaEvent e = stream.record();
@@ -422,12 +422,29 @@ public final class PeerRing implements AutoCloseable {
         }
     }
 
-    /** The CUDA source of {@code jccl_ring_<type>_<op>} (with reduce.cu's kernels, whose division avg uses). */
+    /**
+     * The CUDA source of {@code jccl_ring_<type>_<op>} (with reduce.cu's operations and divisions):
+     * avg on float16, bfloat16, float32 and float64 is its own kernel (NCCL's pre-multiplied sum),
+     * on the other types the sum's kernel and a division.
+     */
     static String source(DataType type, ReduceOp op) {
+        String instance = premultiplies(type, op)
+                ? "RING_AVG_KERNEL(" + cudaName(type) + ", " + cType(type) + ", RING_SCALE_" + type.name() + ")"
+                : "RING_KERNEL(" + cudaName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")";
         return "#define JCCL_OPS_ONLY 1\n#define RING_SLOTS " + SLOTS + "\n#define RING_SLOT_BYTES " + SLOT_BYTES
                 + "\n#define RING_CHANNEL_STRIDE " + CHANNEL_STRIDE + "\n#define RING_FIFO_OFFSET " + FIFO_OFFSET
-                + "\n" + resource("/io/jccl/core/kernel/reduce.cu") + "\n" + resource("ring.cu")
-                + "\nRING_KERNEL(" + cudaName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")\n";
+                + "\n" + resource("/io/jccl/core/kernel/reduce.cu") + "\n" + resource("ring.cu") + "\n" + instance + "\n";
+    }
+
+    /** Whether {@code op} on {@code type} is NCCL's pre-multiplied sum: avg on 16-, 32- and 64-bit floats. */
+    static boolean premultiplies(DataType type, ReduceOp op) {
+        return op == ReduceOp.AVG && (type == DataType.FLOAT16 || type == DataType.BFLOAT16
+                || type == DataType.FLOAT32 || type == DataType.FLOAT64);
+    }
+
+    /** The kernel that runs {@code op}: avg is the sum's and a division where it does not pre-multiply. */
+    private static ReduceOp kernelOp(DataType type, ReduceOp op) {
+        return op == ReduceOp.AVG && !premultiplies(type, op) ? ReduceOp.SUM : op;
     }
 
     static String cudaName(DataType type) {

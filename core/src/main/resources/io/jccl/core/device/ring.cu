@@ -63,9 +63,10 @@ struct RingChannel {
     u64 timeout_ns;
 };
 
-// Moves n elements of one ring step: v = recv slot (op) local, or one of them alone; v goes to dst
-// and to the next rank's send slot where they are given. 16-byte loads and stores when every pointer
-// allows, four of them in flight per thread.
+// Moves n elements of one ring step: v = recv slot (op) pre(local), or one of them alone; v goes to
+// dst and to the next rank's send slot where they are given. 16-byte loads and stores when every
+// pointer allows, four of them in flight per thread. pre is the operation's treatment of an input
+// as it enters the reduction (avg on floats: NCCL's multiplication by 1/n; otherwise nothing).
 template <typename T, typename Op>
 __device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, Op op) {
     const u64 per = 16 / sizeof(T);
@@ -94,9 +95,14 @@ __device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, 
                     const T* ys = (const T*) b[u].bytes;
                     T* zs = (T*) r.bytes;
 #pragma unroll
-                    for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], ys[k]);
+                    for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], op.pre(ys[k]));
+                } else if (local) {
+                    const T* ys = (const T*) b[u].bytes;
+                    T* zs = (T*) r.bytes;
+#pragma unroll
+                    for (int k = 0; k < (int) per; k++) zs[k] = op.pre(ys[k]);
                 } else {
-                    r = src ? a[u] : b[u];
+                    r = a[u];
                 }
                 if (dst) d4[i + u * stride] = r.v;
                 if (slot) o4[i + u * stride] = r.v;
@@ -111,9 +117,14 @@ __device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, 
                 const T* ys = (const T*) b.bytes;
                 T* zs = (T*) r.bytes;
 #pragma unroll
-                for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], ys[k]);
+                for (int k = 0; k < (int) per; k++) zs[k] = op(xs[k], op.pre(ys[k]));
+            } else if (local) {
+                const T* ys = (const T*) b.bytes;
+                T* zs = (T*) r.bytes;
+#pragma unroll
+                for (int k = 0; k < (int) per; k++) zs[k] = op.pre(ys[k]);
             } else {
-                r = src ? a : b;
+                r = a;
             }
             if (dst) d4[i] = r.v;
             if (slot) o4[i] = r.v;
@@ -121,7 +132,7 @@ __device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, 
     }
     for (u64 i = vectors * per + threadIdx.x; i < n; i += stride) {
         T a = src ? ((volatile const T*) src)[i] : T();
-        T b = local ? local[i] : T();
+        T b = local ? op.pre(local[i]) : T();
         T r = src && local ? op(a, b) : src ? a : b;
         if (dst) dst[i] = r;
         if (slot) slot[i] = r;
@@ -281,15 +292,47 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
     }
 }
 
-// jccl_ring_<type>_<op>: the collectives of one type and operation (avg: sum, then reduce.cu's
-// division); broadcast and all-gather move bytes with uint8's.
+// An operation as the ring applies it: op combines two values; pre treats an input as it enters.
+template <typename T, typename Op>
+struct RingPlain {
+    Op op;
+    __device__ T operator()(T x, T y) const { return op(x, y); }
+    __device__ T pre(T x) const { return x; }
+};
+
+// NCCL's avg on floating-point types: every input multiplied by 1/n (rounded to the type) as it
+// enters, then summed (NCCL's "pre-multiplied sum"; its integers sum, then divide). Mul is the
+// type's prod functor: one rounding of the exact product, as NCCL's __hmul and float multiply.
+template <typename T, typename Sum, typename Mul>
+struct RingPreMulSum {
+    T scale;
+    __device__ T operator()(T x, T y) const { return Sum()(x, y); }
+    __device__ T pre(T x) const { return Mul()(x, scale); }
+};
+
+// jccl_ring_<type>_<op>: the collectives of one type and operation (avg on integers and 8-bit
+// floats: sum, then reduce.cu's division); broadcast and all-gather move bytes with uint8's.
 #define RING_KERNEL(NAME, OP, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_##OP(                          \
             int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
             char* next, char* prev, volatile u32* control, u64 timeout_ns) {                             \
         ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, \
-                        NAME##_##OP##_op());                                                             \
+                        RingPlain<T, NAME##_##OP##_op>());                                               \
     }
 
-// PeerRing appends RING_KERNEL(<type>, <op>, <C type>) for each pair a call needs, compiled on first
-// use: one pair compiles in a fraction of the time all 48 take.
+// jccl_ring_<type>_avg for float, double, float16 and bfloat16: SCALE(d) is 1/n (a double) in T.
+#define RING_AVG_KERNEL(NAME, T, SCALE)                                                                  \
+    extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_avg(                           \
+            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
+            char* next, char* prev, volatile u32* control, u64 timeout_ns) {                             \
+        RingPreMulSum<T, NAME##_sum_op, NAME##_prod_op> op;                                              \
+        op.scale = SCALE(1.0 / nranks);                                                                  \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, op); \
+    }
+#define RING_SCALE_FLOAT(d) ((float) (d))
+#define RING_SCALE_DOUBLE(d) (d)
+#define RING_SCALE_FLOAT16(d) to_float16((float) (d))
+#define RING_SCALE_BFLOAT16(d) to_bfloat16((float) (d))
+
+// PeerRing appends RING_KERNEL(<type>, <op>, <C type>) (or RING_AVG_KERNEL) for each pair a call
+// needs, compiled on first use: one pair compiles in a fraction of the time all 48 take.

@@ -30,7 +30,7 @@ class PeerRingSourceTest {
                 + Nvrtc.unavailabilityCause().getMessage());
         // 4- and 2-byte floats, an integer, and an 8-bit float (whose functors exist from compute 8.9)
         for (Object[] pair : new Object[][] {{DataType.FLOAT32, ReduceOp.SUM}, {DataType.BFLOAT16, ReduceOp.MAX},
-                {DataType.INT64, ReduceOp.PROD}, {DataType.FLOAT8_E4M3, ReduceOp.MIN}}) {
+                {DataType.INT64, ReduceOp.PROD}, {DataType.FLOAT8_E4M3, ReduceOp.MIN}, {DataType.FLOAT16, ReduceOp.AVG}}) {
             DataType type = (DataType) pair[0];
             ReduceOp op = (ReduceOp) pair[1];
             String text = Nvrtc.isAvailable()
