@@ -329,8 +329,8 @@ struct RingPreMulSum {
         op.scale = SCALE(1.0 / nranks);                                                                  \
         ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, op); \
     }
-#define RING_SCALE_FLOAT(d) ((float) (d))
-#define RING_SCALE_DOUBLE(d) (d)
+#define RING_SCALE_FLOAT32(d) ((float) (d))
+#define RING_SCALE_FLOAT64(d) (d)
 #define RING_SCALE_FLOAT16(d) to_float16((float) (d))
 #define RING_SCALE_BFLOAT16(d) to_bfloat16((float) (d))
 

@@ -79,6 +79,16 @@ class PeerRingSourceTest {
     }
 
     @Test
+    void everyPremultiplyingTypeHasItsScale() {
+        for (DataType type : DataType.values()) {
+            if (PeerRing.premultiplies(type, ReduceOp.AVG)) {
+                assertTrue(PeerRing.source(type, ReduceOp.AVG).contains("#define RING_SCALE_" + type.name() + "(d)"),
+                        "ring.cu has no RING_SCALE_" + type.name() + " for avg on " + type);
+            }
+        }
+    }
+
+    @Test
     void aChannelPer128KiBUpTo32() {
         assertEquals(1, PeerRing.channels(4));
         assertEquals(1, PeerRing.channels(128 << 10));
