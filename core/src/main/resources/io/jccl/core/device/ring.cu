@@ -61,6 +61,9 @@ struct RingChannel {
     char* send_fifo;         // the next rank's
     volatile u32* control;
     u64 timeout_ns;
+    u64* send_step;          // in shared memory: the block's counts
+    u64* recv_step;
+    int* stop;               // in shared memory: set by thread 0 when the call must stop
 };
 
 // Moves n elements of one ring step: v = recv slot (op) pre(local), or one of them alone; v goes to
@@ -143,31 +146,30 @@ __device__ void ring_move(const T* src, const T* local, T* dst, T* slot, u64 n, 
 // combining with local (the input) and writing dst (the output) where given. Every rank makes the
 // same steps, an empty chunk included, so the counters stay in step. False when the call must stop.
 template <typename T, typename Op>
-__device__ bool ring_step(RingChannel& c, u64* send_step, u64* recv_step, int* stop, bool recv, bool send,
-                          const T* local, T* dst, u64 n, Op op) {
+__device__ bool ring_step(RingChannel& c, bool recv, bool send, const T* local, T* dst, u64 n, Op op) {
     if (threadIdx.x == 0) {
         bool ok = true;
-        if (recv) ok = ring_wait(c.tail, *recv_step + 1, c.control, c.timeout_ns);
-        if (ok && send && *send_step >= RING_SLOTS) {
-            ok = ring_wait(c.head, *send_step - RING_SLOTS + 1, c.control, c.timeout_ns);
+        if (recv) ok = ring_wait(c.tail, *c.recv_step + 1, c.control, c.timeout_ns);
+        if (ok && send && *c.send_step >= RING_SLOTS) {
+            ok = ring_wait(c.head, *c.send_step - RING_SLOTS + 1, c.control, c.timeout_ns);
         }
-        if (!ok) *stop = 1;
+        if (!ok) *c.stop = 1;
     }
     __syncthreads();
-    if (*stop) return false;
-    const T* src = recv ? (const T*) (c.recv_fifo + (*recv_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
-    T* slot = send ? (T*) (c.send_fifo + (*send_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
+    if (*c.stop) return false;
+    const T* src = recv ? (const T*) (c.recv_fifo + (*c.recv_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
+    T* slot = send ? (T*) (c.send_fifo + (*c.send_step % RING_SLOTS) * (u64) RING_SLOT_BYTES) : 0;
     ring_move(src, local, dst, slot, n, op);
     if (send) __threadfence_system();
     __syncthreads();
     if (threadIdx.x == 0) {
         if (send) {
-            *c.next_tail = *send_step + 1;
-            *send_step += 1;
+            *c.next_tail = *c.send_step + 1;
+            *c.send_step += 1;
         }
         if (recv) {
-            *c.prev_head = *recv_step + 1;
-            *recv_step += 1;
+            *c.prev_head = *c.recv_step + 1;
+            *c.recv_step += 1;
         }
     }
     return true;
@@ -175,26 +177,67 @@ __device__ bool ring_step(RingChannel& c, u64* send_step, u64* recv_step, int* s
 
 __device__ __forceinline__ int ring_mod(int a, int n) { return ((a % n) + n) % n; }
 
-// What a kernel runs (PeerRing's Kind): the collectives of NCCL's ring algorithm.
+// What a kernel runs (PeerRing's kinds): the collectives of NCCL's ring algorithm.
 #define RING_ALL_REDUCE 0
 #define RING_REDUCE_SCATTER 1
 #define RING_ALL_GATHER 2
 #define RING_BROADCAST 3
 #define RING_REDUCE 4
 
+// One round of a block's share: chunk k is at off(k) of the input (or output) and holds len(k)
+// elements. All-reduce cuts the round's range into n chunks; reduce-scatter and all-gather take the
+// round's range of every rank's block (chunk k in block k); broadcast and reduce move it whole.
+struct RingRound {
+    bool split;   // all-reduce
+    bool blocks;  // reduce-scatter, all-gather
+    u64 at;       // the round's first element (of the buffer, or of each block)
+    u64 left;     // elements of the share from there
+    u64 chunk;    // elements of a chunk
+    u64 count;    // elements of a block
+    __device__ u64 off(int k) const {
+        return split ? at + min(left, (u64) k * chunk) : blocks ? (u64) k * count + at : at;
+    }
+    __device__ u64 len(int k) const {
+        return split ? min(left, (u64) (k + 1) * chunk) - min(left, (u64) k * chunk) : min(left, chunk);
+    }
+};
+
+// Reduce-scatter's steps before this rank's own chunk: chunk rank-1 goes out, then n-2 receive,
+// reduce with the input and send on.
+template <typename T, typename Op>
+__device__ bool ring_scatter_start(RingChannel& c, const RingRound& r, const T* in, int nranks, int rank, Op op) {
+    int k = ring_mod(rank - 1, nranks);
+    if (!ring_step(c, false, true, in + r.off(k), (T*) 0, r.len(k), op)) return false;
+    for (int j = 2; j < nranks; j++) {
+        k = ring_mod(rank - j, nranks);
+        if (!ring_step(c, true, true, in + r.off(k), (T*) 0, r.len(k), op)) return false;
+    }
+    return true;
+}
+
+// All-gather's steps after this rank's own chunk went out: n-2 receive, copy out and send on, then
+// the last receive.
+template <typename T, typename Op>
+__device__ bool ring_gather_rest(RingChannel& c, const RingRound& r, T* out, int nranks, int rank, Op op) {
+    for (int j = 1; j < nranks - 1; j++) {
+        int k = ring_mod(rank - j, nranks);
+        if (!ring_step(c, true, true, (const T*) 0, out + r.off(k), r.len(k), op)) return false;
+    }
+    int k = ring_mod(rank + 1, nranks);
+    return ring_step(c, true, false, (const T*) 0, out + r.off(k), r.len(k), op);
+}
+
 // NCCL's ring collectives, per block over its channel's share [begin, end) of count elements (of the
 // buffer for all-reduce, broadcast and reduce; of each rank's block for reduce-scatter and all-gather),
-// in rounds:
-//  - all-reduce: n chunks of at most a slot cut the round's range; reduce-scatter (n-1 steps), then
-//    all-gather (n-1 steps);
-//  - reduce-scatter and all-gather: the round's range of every rank's block is its chunk k;
-//  - broadcast and reduce: one chunk a round along the chain from the root (broadcast) or to it.
-// Chunk k of a round is at offset off(k) of the input (or output) and holds len(k) elements.
+// round by round: all-reduce is reduce-scatter (n-1 steps) then all-gather (n-1 steps); broadcast and
+// reduce a chain from the root, or to it.
 template <typename T, typename Op>
 __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,
                                 char* next, char* prev, volatile u32* control, u64 timeout_ns, Op op) {
     const u64 ch = blockIdx.x;
     char* counters = mine + ch * RING_CHANNEL_STRIDE;
+    __shared__ u64 send_step, recv_step;
+    __shared__ int stop;
     RingChannel c;
     c.tail = (volatile u64*) counters;
     c.head = (volatile u64*) (counters + 64);
@@ -204,6 +247,9 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
     c.send_fifo = next + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
     c.control = control;
     c.timeout_ns = timeout_ns;
+    c.send_step = &send_step;
+    c.recv_step = &recv_step;
+    c.stop = &stop;
     u64* kept = (u64*) (counters + 128);
 
     const u64 align = 16 / sizeof(T) > 0 ? 16 / sizeof(T) : 1;
@@ -212,79 +258,43 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
     per = (per + align - 1) / align * align;
     const u64 begin = min(count, ch * per);
     const u64 end = min(count, begin + per);
-    const bool split = kind == RING_ALL_REDUCE;
-    const bool blocks = kind == RING_REDUCE_SCATTER || kind == RING_ALL_GATHER;
 
-    __shared__ u64 send_step, recv_step;
-    __shared__ int stop;
     if (threadIdx.x == 0) {
         send_step = kept[0];
         recv_step = kept[1];
         stop = control[0] != 0;
     }
     __syncthreads();
-    for (u64 at = begin; at < end && !stop;) {
-        const u64 left = end - at;
-        u64 chunk = split ? (left + nranks - 1) / nranks : left;
-        chunk = min(slot_elems, (chunk + align - 1) / align * align);
-        const u64 step_len = min(left, chunk);
-#define OFF(k) (split ? at + min(left, (u64) (k) * chunk) : blocks ? (u64) (k) * count + at : at)
-#define LEN(k) (split ? min(left, (u64) ((k) + 1) * chunk) - min(left, (u64) (k) * chunk) : step_len)
-#define STEP(recv, send, local, dst, k) \
-    if (!ring_step(c, &send_step, &recv_step, &stop, recv, send, local, dst, LEN(k), op)) break
-        bool ok = true;
-        if (kind == RING_ALL_REDUCE || kind == RING_REDUCE_SCATTER) {
-            int k = ring_mod(rank - 1, nranks);
-            STEP(false, true, in + OFF(k), (T*) 0, k);
-            for (int j = 2; j < nranks && ok; j++) {
-                k = ring_mod(rank - j, nranks);
-                ok = ring_step(c, &send_step, &recv_step, &stop, true, true, in + OFF(k), (T*) 0, LEN(k), op);
-            }
-            if (!ok) break;
-            k = rank;
-            if (kind == RING_REDUCE_SCATTER) {
-                STEP(true, false, in + OFF(k), out + at, k);
-            } else {
-                STEP(true, true, in + OFF(k), out + OFF(k), k);
-                for (int j = 1; j < nranks - 1 && ok; j++) {
-                    k = ring_mod(rank - j, nranks);
-                    ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + OFF(k), LEN(k), op);
-                }
-                if (!ok) break;
-                k = ring_mod(rank + 1, nranks);
-                STEP(true, false, (const T*) 0, out + OFF(k), k);
-            }
+    RingRound r;
+    r.split = kind == RING_ALL_REDUCE;
+    r.blocks = kind == RING_REDUCE_SCATTER || kind == RING_ALL_GATHER;
+    r.count = count;
+    for (r.at = begin; r.at < end && !stop;) {
+        r.left = end - r.at;
+        u64 chunk = r.split ? (r.left + nranks - 1) / nranks : r.left;
+        r.chunk = min(slot_elems, (chunk + align - 1) / align * align);
+        bool ok;
+        if (kind == RING_ALL_REDUCE) {
+            ok = ring_scatter_start(c, r, in, nranks, rank, op)
+                    && ring_step(c, true, true, in + r.off(rank), out + r.off(rank), r.len(rank), op)
+                    && ring_gather_rest(c, r, out, nranks, rank, op);
+        } else if (kind == RING_REDUCE_SCATTER) {
+            ok = ring_scatter_start(c, r, in, nranks, rank, op)
+                    && ring_step(c, true, false, in + r.off(rank), out + r.at, r.len(rank), op);
         } else if (kind == RING_ALL_GATHER) {
-            int k = rank;
-            STEP(false, true, in + at, out + OFF(k), k);
-            for (int j = 1; j < nranks - 1 && ok; j++) {
-                k = ring_mod(rank - j, nranks);
-                ok = ring_step(c, &send_step, &recv_step, &stop, true, true, (const T*) 0, out + OFF(k), LEN(k), op);
-            }
-            if (!ok) break;
-            k = ring_mod(rank + 1, nranks);
-            STEP(true, false, (const T*) 0, out + OFF(k), k);
+            ok = ring_step(c, false, true, in + r.at, out + r.off(rank), r.len(rank), op)
+                    && ring_gather_rest(c, r, out, nranks, rank, op);
         } else if (kind == RING_BROADCAST) {
             const int position = ring_mod(rank - root, nranks); // 0: the root, n-1: the chain's end
-            if (position == 0) {
-                STEP(false, true, in + at, in == out ? (T*) 0 : out + at, 0);
-            } else {
-                STEP(true, position < nranks - 1, (const T*) 0, out + at, 0);
-            }
+            ok = position == 0 ? ring_step(c, false, true, in + r.at, in == out ? (T*) 0 : out + r.at, r.len(0), op)
+                               : ring_step(c, true, position < nranks - 1, (const T*) 0, out + r.at, r.len(0), op);
         } else { // RING_REDUCE: the chain starts after the root and ends at it
             const int position = ring_mod(rank - root - 1, nranks); // n-1: the root
-            if (position == 0) {
-                STEP(false, true, in + at, (T*) 0, 0);
-            } else if (position < nranks - 1) {
-                STEP(true, true, in + at, (T*) 0, 0);
-            } else {
-                STEP(true, false, in + at, out + at, 0);
-            }
+            ok = ring_step(c, position > 0, position < nranks - 1, in + r.at, position == nranks - 1 ? out + r.at : (T*) 0,
+                           r.len(0), op);
         }
-#undef OFF
-#undef LEN
-#undef STEP
-        at += split ? min(left, chunk * nranks) : step_len;
+        if (!ok) break;
+        r.at += r.split ? min(r.left, r.chunk * nranks) : min(r.left, r.chunk);
     }
     if (threadIdx.x == 0) {
         kept[0] = send_step;
