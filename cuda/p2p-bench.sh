@@ -6,7 +6,8 @@
 # wrong element or if JCCL did not take the P2P ring.
 #
 # Here:   mvn -B -q install -DskipTests && plugins/shim/nccl-tests/pack.sh <nccl-tests checkout>
-# There:  cuda/p2p-bench.sh [GPUS=2] [MIN=1M] [MAX=1G]       (carry .device; 2-GPU kind)
+# There:  cuda/p2p-bench.sh [GPUS=2] [MIN=1M] [MAX=1G]       (carry .device and cli/target/jccl-cli.jar;
+#         a kind with 2 GPUs or more)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -19,13 +20,14 @@ out=${OUT:-$PWD/p2p-out}
 mkdir -p "$out"
 have=$(nvidia-smi -L | wc -l)
 [ "$have" -ge "$gpus" ] || { echo "$gpus GPUs asked, $have here" >&2; exit 2; }
+[ -f cli/target/jccl-cli.jar ] || { echo "no cli/target/jccl-cli.jar: carry it (pack.sh packs the libraries only)" >&2; exit 2; }
 nvidia-smi topo -m > "$out/topo.txt" 2>&1 || true
 plugins/shim/nccl-tests/run.sh build || exit 1
 nccl=/tmp/jccl-nccl-tests/bin/all_reduce_perf
 timeout 600 "$nccl" -b "$min" -e "$max" -f 2 -g "$gpus" -c 1 -n "$iters" -w 5 > "$out/nccl.txt" 2>&1
 echo "NCCL exit $?"
 JCCL_JAVA_OPTS=${JCCL_JAVA_OPTS:-} NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT timeout 600 \
-  java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -cp ".device/jccl/*" io.jccl.cli.Jccl \
+  java --enable-native-access=ALL-UNNAMED --add-modules jdk.incubator.vector -cp ".device/jccl/*:cli/target/jccl-cli.jar" io.jccl.cli.Jccl \
   perf all_reduce -b "$min" -e "$max" -f 2 -g 1 -np "$gpus" -c 1 -n "$iters" -w 5 > "$out/jccl.txt" 2> "$out/jccl.err"
 echo "JCCL exit $?"
 grep -h "P2P" "$out/jccl.err" | head -4
