@@ -41,7 +41,5 @@ bound=$(awk -v h="$hosts" 'BEGIN { printf "%.3f", 2 * (h - 1) / h }')
 echo "# all_reduce busbw (GB/s), $hosts hosts x 1 rank, links $rate, best of $rounds rounds; bound 2(H-1)/H = $bound"
 echo "| size | JCCL ring | JCCL CollNet (JcclCollNet, aggregator on the switch) | CollNet / ring | of the bound |"
 echo "|---|---|---|---|---|"
-awk 'FNR == NR { if (!($1 in r) || $2 > r[$1]) r[$1] = $2; next }
-     { if (!($1 in c) || $2 > c[$1]) c[$1] = $2 }
-     END { for (s in c) printf "%d %s %s\n", s, r[s], c[s] }' "$out/ring" "$out/collnet" | sort -n \
+awk -f "$root/bench/netns/best-of.awk" "$out/ring" "$out/collnet" | sort -n \
   | awk -v b="$bound" '{ q = ($2 > 0 ? $3 / $2 : 0); printf "| %d MiB | %.4f | %.4f | %.2fx | %.2f |\n", $1 / 1048576, $2, $3, q, q / b }'

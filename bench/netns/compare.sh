@@ -32,8 +32,6 @@ done
 echo "# all_reduce busbw (GB/s), $hosts hosts x $per ranks, links $rate, best of $rounds rounds"
 echo "| size | Open MPI (TCP between ranks) | JCCL (SHM in a host, JcclSocket between) | ratio |"
 echo "|---|---|---|---|"
-awk 'FNR == NR { if (!($1 in o) || $2 > o[$1]) o[$1] = $2; next }
-     { if (!($1 in j) || $2 > j[$1]) j[$1] = $2 }
-     END { for (s in j) printf "%d %s %s\n", s, o[s], j[s] }' "$out/ompi" "$out/jccl" | sort -n \
+awk -f "$root/bench/netns/best-of.awk" "$out/ompi" "$out/jccl" | sort -n \
   | awk '{ printf "| %d MiB | %.3f | %.3f | %.2fx |\n", $1 / 1048576, $2, $3, ($2 > 0 ? $3 / $2 : 0) }'
 rm -rf "$out"

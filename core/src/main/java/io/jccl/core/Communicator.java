@@ -156,7 +156,7 @@ public final class Communicator implements AutoCloseable {
     private volatile StreamBridge bridge;
     /** Collectives on device buffers between GPUs of this host (CUDA IPC); null if none. */
     private volatile PeerRing peerRing;
-    /** Whether the first device all-reduce has set up (or ruled out) {@link #peerRing}. */
+    /** Whether the first device collective has set up (or ruled out) {@link #peerRing}. */
     private boolean peerRingDecided;
     /** Small collectives on the calling thread (NCCL_PROTO's LL); {@code null} when off. */
     private final LowLatencyPath lowLatency;
@@ -1114,8 +1114,10 @@ public final class Communicator implements AutoCloseable {
      * the collective reads its input; work queued after it starts after its output is written.
      * Buffers must be device memory (a mix with host memory is refused). A failure (a dead peer)
      * still lets the stream go on, with the output not written: asyncError() reports it, and the
-     * communicator's next call throws it. The data crosses between ranks through pinned host
-     * staging (the path for transports that take host memory).
+     * communicator's next call throws it. Where every rank is on this host with a GPU of its own, the
+     * collectives but all-to-all run GPU to GPU (a kernel writing into the next GPU's memory, see
+     * {@link io.jccl.core.device.PeerRing}); otherwise the data crosses between ranks through pinned
+     * host staging (the path for transports that take host memory).
      */
 
     /** {@link #allReduceAsync} on device buffers, queued on {@code stream}. */

@@ -1,5 +1,6 @@
 package io.jccl.core.device;
 
+import io.jccl.core.kernel.CudaReductionKernel;
 import io.jccl.cuda.Cuda;
 import io.jccl.cuda.CudaDevice;
 import io.jccl.cuda.CudaEvent;
@@ -390,7 +391,7 @@ public final class PeerRing implements AutoCloseable {
         if (byOp.containsKey(op)) {
             return byOp.get(op);
         }
-        String name = cudaName(type);
+        String name = CudaReductionKernel.typeName(type);
         CudaFunction f = null;
         try {
             String opName = op.name().toLowerCase(Locale.ROOT);
@@ -411,10 +412,10 @@ public final class PeerRing implements AutoCloseable {
 
     private static CudaModule module(CudaDevice device, String arch, DataType type, ReduceOp op) {
         synchronized (MODULES) {
-            String key = device.pciBusId() + " " + cudaName(type) + " " + op.name();
+            String key = device.pciBusId() + " " + CudaReductionKernel.typeName(type) + " " + op.name();
             CudaModule m = MODULES.get(key);
             if (m == null) {
-                m = CudaModule.load(device, Nvrtc.compile(source(type, op), "ring_" + cudaName(type) + "_"
+                m = CudaModule.load(device, Nvrtc.compile(source(type, op), "ring_" + CudaReductionKernel.typeName(type) + "_"
                         + op.name().toLowerCase(Locale.ROOT) + ".cu", arch));
                 MODULES.put(key, m);
             }
@@ -429,11 +430,11 @@ public final class PeerRing implements AutoCloseable {
      */
     static String source(DataType type, ReduceOp op) {
         String instance = premultiplies(type, op)
-                ? "RING_AVG_KERNEL(" + cudaName(type) + ", " + cType(type) + ", RING_SCALE_" + type.name() + ")"
-                : "RING_KERNEL(" + cudaName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")";
+                ? "RING_AVG_KERNEL(" + CudaReductionKernel.typeName(type) + ", " + cType(type) + ", RING_SCALE_" + type.name() + ")"
+                : "RING_KERNEL(" + CudaReductionKernel.typeName(type) + ", " + op.name().toLowerCase(Locale.ROOT) + ", " + cType(type) + ")";
         return "#define JCCL_OPS_ONLY 1\n#define RING_SLOTS " + SLOTS + "\n#define RING_SLOT_BYTES " + SLOT_BYTES
                 + "\n#define RING_CHANNEL_STRIDE " + CHANNEL_STRIDE + "\n#define RING_FIFO_OFFSET " + FIFO_OFFSET
-                + "\n" + resource("/io/jccl/core/kernel/reduce.cu") + "\n" + resource("ring.cu") + "\n" + instance + "\n";
+                + "\n" + CudaReductionKernel.source() + "\n" + ringSource() + "\n" + instance + "\n";
     }
 
     /** Whether {@code op} on {@code type} is NCCL's pre-multiplied sum: avg on 16-, 32- and 64-bit floats. */
@@ -447,9 +448,6 @@ public final class PeerRing implements AutoCloseable {
         return op == ReduceOp.AVG && !premultiplies(type, op) ? ReduceOp.SUM : op;
     }
 
-    static String cudaName(DataType type) {
-        return type.name().toLowerCase(Locale.ROOT).replace("float8_", "float8");
-    }
 
     private static String cType(DataType type) {
         return switch (type) {
@@ -465,10 +463,10 @@ public final class PeerRing implements AutoCloseable {
         };
     }
 
-    private static String resource(String name) {
-        try (InputStream in = PeerRing.class.getResourceAsStream(name)) {
+    private static String ringSource() {
+        try (InputStream in = PeerRing.class.getResourceAsStream("ring.cu")) {
             if (in == null) {
-                throw new IllegalStateException(name + " is missing from jccl-core's jar");
+                throw new IllegalStateException("ring.cu is missing from jccl-core's jar");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {

@@ -79,7 +79,8 @@ public final class CudaReductionKernel implements ReductionKernel, AutoCloseable
         }
     }
 
-    private static String source() {
+    /** @return reduce.cu's text: the operations of every type, which other kernels (the P2P ring's) build on */
+    public static String source() {
         try (InputStream in = CudaReductionKernel.class.getResourceAsStream("reduce.cu")) {
             if (in == null) {
                 throw new IllegalStateException("reduce.cu is missing from jccl-core's jar");
@@ -92,8 +93,12 @@ public final class CudaReductionKernel implements ReductionKernel, AutoCloseable
 
     /** The kernel's name in reduce.cu: {@code jccl_<type>_<op>}, e.g. {@code jccl_float8e4m3_sum}. */
     private static String name(DataType type, String op) {
-        return "jccl_" + type.name().toLowerCase(Locale.ROOT).replace("float8_", "float8") + "_"
-                + op.toLowerCase(Locale.ROOT);
+        return "jccl_" + typeName(type) + "_" + op.toLowerCase(Locale.ROOT);
+    }
+
+    /** @return a type's name in reduce.cu's kernels and functors, e.g. {@code float8e4m3} */
+    public static String typeName(DataType type) {
+        return type.name().toLowerCase(Locale.ROOT).replace("float8_", "float8");
     }
 
     private CudaFunction lookup(String name) {

@@ -1,5 +1,6 @@
 package io.jccl.core.device;
 
+import io.jccl.core.kernel.CudaReductionKernel;
 import io.jccl.cuda.Nvrtc;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
@@ -37,11 +38,11 @@ class PeerRingSourceTest {
                     ? new String(Nvrtc.compile(PeerRing.source(type, op), "ring.cu", "--gpu-architecture=compute_90"),
                     StandardCharsets.US_ASCII)
                     : compileWithNvcc(nvcc, PeerRing.source(type, op));
-            String kernel = "jccl_ring_" + PeerRing.cudaName(type) + "_" + op.name().toLowerCase(java.util.Locale.ROOT);
+            String kernel = "jccl_ring_" + CudaReductionKernel.typeName(type) + "_" + op.name().toLowerCase(java.util.Locale.ROOT);
             assertTrue(text.contains(".entry " + kernel), kernel + " is not in the PTX");
-            assertTrue(text.contains("jccl_" + PeerRing.cudaName(type) + "_div"), "the division for avg is missing");
+            assertTrue(text.contains("jccl_" + CudaReductionKernel.typeName(type) + "_div"), "the division for avg is missing");
             assertTrue(text.contains("globaltimer"), "the kernel's waits are not bounded by the clock");
-            assertFalse(text.contains(".entry jccl_" + PeerRing.cudaName(type) + "_sum"),
+            assertFalse(text.contains(".entry jccl_" + CudaReductionKernel.typeName(type) + "_sum"),
                     "reduce.cu's own kernels are in the ring's module (JCCL_OPS_ONLY is not honoured)");
         }
     }
