@@ -126,10 +126,18 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
     }
 
-    /** @throws NetException the comm's failure, or an internal error if it was closed */
+    /**
+     * @throws NetException the comm's failure, or an internal error if it was closed. Before a failure
+     *         reaches the caller, the comm's I/O threads are stopped: a request reported failed hands
+     *         its memory back (the caller may free it at once), so no thread may still be reading or
+     *         writing it.
+     */
     final void checkUsable() throws NetException {
         NetException f = failure;
         if (f != null) {
+            for (StreamWorker w : workers) {
+                w.stop();
+            }
             throw f;
         }
         if (closed) {

@@ -86,6 +86,9 @@ final class StreamWorker implements Runnable {
 
     /** Stops the thread and waits for it, so that no I/O touches memory after the comm is closed. */
     void stop() {
+        if (stopping && !thread.isAlive()) {
+            return;
+        }
         stopping = true;
         LockSupport.unpark(thread);
         if (selector != null) {

@@ -106,6 +106,37 @@ class SocketFaultTest {
         }
     }
 
+    /**
+     * A request reported failed hands its memory back: the caller may free it at once. Here the
+     * receiver goes away in the middle of a 64 MiB send, the sender's request fails, and its memory
+     * is freed on the spot; if this fails with "Session is acquired", an I/O thread was still
+     * moving the failed request's bytes when the failure was reported.
+     */
+    @Test
+    void aFailedRequestsMemoryIsFreeTheMomentItsFailureIsReported() throws NetException {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, "2",
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, "2"))) {
+            for (int round = 0; round < 5; round++) {
+                Loopback.Pair p = lo.pair();
+                Arena sendersMemory = Arena.ofShared();
+                MemorySegment src = sendersMemory.allocate(64L << 20, 64);
+                MemorySegment dst = lo.allocate(64L << 20);
+                NetRequest recv = lo.recv(p.recv(), dst, 0, lo.register(p.recv(), dst));
+                NetRequest send = lo.send(p.send(), src, 0, lo.register(p.send(), src));
+                lo.plugin.test(recv, null);
+                lo.plugin.test(send, null);
+                lo.plugin.closeRecv(p.recv());
+                Loopback.Outcome sent = lo.settle(send)[0];
+                if (sent.error() != null) {
+                    assertTrue(noWorkerThreadsOf(p.send()), "a failure is reported after the comm's I/O threads stop");
+                }
+                sendersMemory.close();
+                lo.plugin.closeSend(p.send());
+                lo.plugin.closeListen(p.listen());
+            }
+        }
+    }
+
     private static boolean noWorkerThreadsOf(SendComm comm) {
         String prefix = "jccl-socket-send-" + ((SocketComm) comm).peer + "-";
         return Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith(prefix) && t.isAlive());
