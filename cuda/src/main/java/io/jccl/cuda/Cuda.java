@@ -264,6 +264,21 @@ public final class Cuda {
         return 0;
     }
 
+    /**
+     * @param address a device pointer (device or managed memory)
+     * @return the GPU it belongs to
+     * @throws IllegalArgumentException if it is not device or managed memory
+     */
+    public static CudaDevice deviceOf(long address) {
+        ensureAvailability();
+        PointerKind kind = pointerKind(address);
+        if (kind != PointerKind.DEVICE && kind != PointerKind.MANAGED) {
+            throw new IllegalArgumentException("0x" + Long.toHexString(address) + " is " + kind
+                    + " memory, not a CUDA device pointer");
+        }
+        return device(ordinalOf(address));
+    }
+
     private static int ordinalOf(long address) {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocate(JAVA_INT);

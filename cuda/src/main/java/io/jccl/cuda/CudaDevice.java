@@ -179,7 +179,7 @@ public final class CudaDevice {
         }
     }
 
-    private synchronized MemorySegment primaryContext() {
+    synchronized MemorySegment primaryContext() {
         if (primaryContext == null) {
             try (Arena arena = Arena.ofConfined()) {
                 MemorySegment out = arena.allocate(ADDRESS);

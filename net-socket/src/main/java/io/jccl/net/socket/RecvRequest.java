@@ -18,6 +18,10 @@ final class RecvRequest extends SocketRequest {
     final int[] tags = new int[SocketDevices.MAX_RECVS];
     final int[] sizes = new int[SocketDevices.MAX_RECVS];
     final boolean[] arrived = new boolean[SocketDevices.MAX_RECVS];
+    /** A buffer is device memory: the request completes once its copies to the GPU are done. */
+    boolean onDevice;
+    /** Those copies are queued, under the marker of its slot. */
+    boolean copying;
 
     RecvRequest(SocketComm comm, int slot) {
         super(comm, slot);
@@ -27,6 +31,8 @@ final class RecvRequest extends SocketRequest {
     void reset() {
         super.reset();
         announced = 0;
+        onDevice = false;
+        copying = false;
         for (int i = 0; i < n; i++) {
             buffers[i] = null;
             regions[i] = null;

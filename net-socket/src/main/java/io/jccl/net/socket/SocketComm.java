@@ -1,5 +1,6 @@
 package io.jccl.net.socket;
 
+import io.jccl.cuda.CudaDevice;
 import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetException;
 
@@ -41,6 +42,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final ControlIn in;
     final DataStream[] streams;
     private final StreamWorker[] workers;
+    /** Copies between device memory and its host mirrors; made at the first device registration. */
+    DeviceStaging staging;
     final int inlineBytes;
     final int minChunkBytes;
     final long timeoutNanos;
@@ -248,6 +251,22 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         return new MemoryRegion(this, data, streams.length + 1);
     }
 
+    /** Device memory: a pinned host mirror, and the comm's copy stream at its first such registration. */
+    final MemoryRegion registerDevice(MemorySegment data) throws NetException {
+        checkUsable();
+        CudaDevice gpu = DeviceStaging.gpuOf(data);
+        if (staging == null) {
+            staging = DeviceStaging.create(gpu, requestSlots());
+        } else if (staging.gpu() != gpu) {
+            throw NetException.invalidUsage("JcclSocket comm " + peer + " has device memory of " + staging.gpu()
+                    + " registered; a comm takes one GPU's memory, not also " + gpu + "'s");
+        }
+        return new MemoryRegion(this, DeviceStaging.mirror(gpu, data.byteSize()), data.address(), streams.length + 1);
+    }
+
+    /** @return how many requests the comm can have in flight: one copy marker each */
+    abstract int requestSlots();
+
     /** Closes the connection: stops the I/O threads first, so no I/O touches memory afterwards. */
     final void close() {
         if (closed) {
@@ -256,6 +275,13 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         closed = true;
         for (StreamWorker w : workers) {
             w.stop();
+        }
+        if (staging != null) {
+            try {
+                staging.close();
+            } catch (RuntimeException e) {
+                plugin.logger().warn("NET/JcclSocket: closing the copy stream of %s: %s", peer, e.getMessage());
+            }
         }
         closeQuietly(control);
         for (DataStream s : streams) {

@@ -43,7 +43,7 @@ final class SocketDevices {
     }
 
     /** @return the devices for these settings, in NCCL's order; empty if no interface qualifies */
-    static List<SocketDevice> discover(SocketConfig.Settings settings) throws SocketException {
+    static List<SocketDevice> discover(SocketConfig.Settings settings, boolean deviceMemory) throws SocketException {
         List<Candidate> candidates = new ArrayList<>();
         for (NetworkInterface nif : Collections.list(NetworkInterface.getNetworkInterfaces())) {
             if (!nif.isUp()) {
@@ -58,7 +58,7 @@ final class SocketDevices {
         List<SocketDevice> devices = new ArrayList<>();
         for (int i = 0; i < chosen.size() && i < MAX_DEVICES; i++) {
             Candidate c = chosen.get(i);
-            devices.add(new SocketDevice(c.name(), c.address(), properties(c, i)));
+            devices.add(new SocketDevice(c.name(), c.address(), properties(c, i, deviceMemory)));
         }
         return devices;
     }
@@ -68,12 +68,12 @@ final class SocketDevices {
         return InterfaceFilter.choose(candidates, Candidate::name, ifname);
     }
 
-    private static NetProperties properties(Candidate c, int index) {
+    private static NetProperties properties(Candidate c, int index, boolean deviceMemory) {
         Path sys = Path.of("/sys/class/net", c.name());
         return NetProperties.builder(c.name())
                 .pciPath(pciPath(sys))
                 .guid(guid(c.mac(), index))
-                .ptrSupport(PointerType.HOST.mask())
+                .ptrSupport(PointerType.HOST.mask() | (deviceMemory ? PointerType.CUDA.mask() : 0))
                 .speedMbps(speed(sys))
                 .port(0)
                 .latencyUs(0)

@@ -11,6 +11,7 @@ import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetProperties;
 import io.jccl.spi.NetRequest;
 import io.jccl.spi.PointerType;
+import io.jccl.spi.config.Env;
 import io.jccl.spi.RecvComm;
 import io.jccl.spi.SendComm;
 
@@ -43,6 +44,8 @@ public final class SocketNetPlugin implements NetPlugin {
 
     private volatile NetLogger logger = NetLogger.noop();
     private volatile SocketConfig.Settings settings;
+    /** Why device memory is not taken (ptrSupport HOST only), or null when it is. */
+    private volatile String noDeviceMemory = "not initialised";
     private volatile List<SocketDevice> devices;
     /** Connections being made, by the cookie their handle carries. */
     private final Map<Long, PendingConnect> pendingConnects = new ConcurrentHashMap<>();
@@ -67,10 +70,12 @@ public final class SocketNetPlugin implements NetPlugin {
             return;
         }
         SocketConfig.Settings s;
+        String noCuda;
         List<SocketDevice> found;
         try {
             s = SocketConfig.fromEnvironment();
-            found = SocketDevices.discover(s);
+            noCuda = DeviceStaging.unavailability(Env.getBoolean(SocketConfig.JCCL_SOCKET_CUDA, true));
+            found = SocketDevices.discover(s, noCuda == null);
         } catch (IllegalArgumentException e) {
             throw NetException.invalidUsage("JcclSocket: " + e.getMessage());
         } catch (SocketException e) {
@@ -82,6 +87,7 @@ public final class SocketNetPlugin implements NetPlugin {
                     + (s.family() == 0 ? "" : " with an IPv" + s.family() + " address"));
         }
         settings = s;
+        noDeviceMemory = noCuda;
         devices = found;
         StringBuilder list = new StringBuilder();
         for (int i = 0; i < found.size(); i++) {
@@ -90,7 +96,9 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection (%s)", list, s.streams(), s.threads(), s.layoutReason());
+                + "per connection (%s); %s", list, s.streams(), s.threads(), s.layoutReason(), noCuda == null
+                ? "CUDA device memory staged through pinned host mirrors (ptrSupport HOST|CUDA)"
+                : "host memory only: " + noCuda);
     }
 
     private static boolean jdkNetPresent() {
@@ -190,9 +198,17 @@ public final class SocketNetPlugin implements NetPlugin {
 
     @Override
     public MemoryHandle regMr(NetComm comm, MemorySegment data, PointerType type) throws NetException {
+        if (type == PointerType.CUDA && noDeviceMemory == null) {
+            if (!data.isNative()) {
+                throw NetException.invalidArgument("JcclSocket: a CUDA registration needs a native segment at the "
+                        + "device address");
+            }
+            return comm(comm).registerDevice(data);
+        }
         if (type != PointerType.HOST) {
-            throw NetException.invalidUsage("JcclSocket moves host memory only (ptrSupport HOST); cannot register "
-                    + type + " memory: use a GPU-capable transport, or stage through host buffers");
+            throw NetException.invalidUsage("JcclSocket moves host memory only here (ptrSupport HOST: "
+                    + noDeviceMemory + "); cannot register " + type + " memory: use a GPU-capable transport, or stage "
+                    + "through host buffers");
         }
         if (!data.isNative()) {
             throw NetException.invalidArgument("JcclSocket registers native memory only (allocate it from an Arena)");

@@ -84,6 +84,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return false;
     }
 
+    @Override
+    int requestSlots() {
+        return MAX_RECEIVES;
+    }
+
     // irecv and test hold this comm's monitor (uncontended but for wantFromWatch): the liveness thread
     // may write held-back CTS frames for a sender that waits while this comm's caller is not calling.
 
@@ -102,16 +107,19 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         if (requestTail - requestHead == MAX_RECEIVES) {
             return null;
         }
+        boolean onDevice = false;
         for (int i = 0; i < n; i++) {
             MemoryRegion region = plugin.regionOf(this, mhandles[i]);
             r.offsets[i] = region.offsetOf(data[i]);
             r.regions[i] = region;
+            onDevice |= region.onDevice();
         }
         if (!out.hasRoom(unannouncedBytes() + Wire.ctsBytes(n), 0)) {
             progress();
             return null;
         }
         r.active = true;
+        r.onDevice = onDevice;
         r.seq = requestTail++;
         r.n = n;
         int c = (int) (r.seq % MAX_RECEIVES);
@@ -200,6 +208,9 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         if (r.announced < r.n || r.pending() != 0) {
             return false;
         }
+        if (r.onDevice && r.error == null && !copiedToDevice(r)) {
+            return false;
+        }
         NetException error = r.error;
         if (error == null && sizes != null) {
             System.arraycopy(r.sizes, 0, sizes, 0, Math.min(r.n, sizes.length));
@@ -209,6 +220,30 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             throw error;
         }
         return true;
+    }
+
+    /**
+     * A receive into device memory has landed in the host mirrors: queues the copies to the GPU at
+     * the first call, then says whether they are done.
+     */
+    private boolean copiedToDevice(RecvRequest r) throws NetException {
+        try {
+            if (!r.copying) {
+                for (int i = 0; i < r.n; i++) {
+                    if (r.regions[i].onDevice() && r.sizes[i] > 0) {
+                        staging.toDevice(r.regions[i], r.offsets[i], r.sizes[i]);
+                    }
+                }
+                staging.mark(r.slot);
+                r.copying = true;
+                return false;
+            }
+            return staging.isDone(r.slot);
+        } catch (NetException e) {
+            fail(e);
+            release(r);
+            throw e;
+        }
     }
 
     private void release(RecvRequest r) {

@@ -48,6 +48,12 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long requestHead;
     private long requestTail;
 
+    // Sends whose DATA frame went out but whose payload waits for its copy from the GPU, or behind
+    // one that does (chunks go to the streams in send order): [deferHead, deferTail).
+    private final SendRequest[] deferred = new SendRequest[MAX_SENDS];
+    private long deferHead;
+    private long deferTail;
+
     SocketSendComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
                    SocketChannel liveness, int threads, String peer) throws NetException {
         super(plugin, settings, control, data, liveness, threads, true, peer);
@@ -62,10 +68,18 @@ final class SocketSendComm extends SocketComm implements SendComm {
         return true;
     }
 
+    @Override
+    int requestSlots() {
+        return MAX_SENDS;
+    }
+
     SendRequest isend(MemorySegment data, int tag, MemoryHandle mhandle) throws NetException {
         MemoryRegion region = plugin.regionOf(this, mhandle);
         long offset = region.offsetOf(data);
         long size = data.byteSize();
+        if (deferHead != deferTail) {
+            stripeDeferred();
+        }
         if (size > SocketDevices.MAX_MESSAGE_BYTES) {
             throw NetException.invalidArgument("JcclSocket sends at most " + SocketDevices.MAX_MESSAGE_BYTES
                     + " bytes in one message (maxP2pBytes); got " + size);
@@ -74,7 +88,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             progress();
             if (ctsHead == ctsTail || eagerHead != eagerTail) {
                 // No receive in hand, or earlier EAGERs not yet placed (this send goes after them).
-                SendRequest r = size <= eagerLimit ? sendEager(data, tag, size) : null;
+                SendRequest r = size <= eagerLimit ? sendEager(region, offset, tag, size) : null;
                 if (r == null) {
                     askForCts();
                 }
@@ -114,13 +128,23 @@ final class SocketSendComm extends SocketComm implements SendComm {
             r.error = NetException.invalidUsage("send of " + size + " bytes is larger than the " + capacity
                     + "-byte buffer (tag " + tag + ") that " + peer + " posted; nothing was sent");
         } else if (inline) {
-            MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, out.stagingMemory(), ValueLayout.JAVA_BYTE,
+            if (region.onDevice()) {
+                copyFromDeviceNow(region, offset, size);
+            }
+            MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                     frame.position(), size);
         } else if (viaStreams) {
             r.addPending(size);
-            stripe(region, offset, size, r);
+            if (region.onDevice() || deferHead != deferTail) {
+                defer(r, region, offset);
+            } else {
+                stripe(region, offset, size, r);
+            }
         } else {
             r.addPending(size);
+            if (region.onDevice()) {
+                copyFromDeviceNow(region, offset, size);
+            }
             out.payload(region, offset, size, r);
         }
         try {
@@ -146,11 +170,14 @@ final class SocketSendComm extends SocketComm implements SendComm {
     }
 
     /** A small send ahead of its CTS: copied into an EAGER frame now, placed when the CTS comes. */
-    private SendRequest sendEager(MemorySegment data, int tag, long size) throws NetException {
+    private SendRequest sendEager(MemoryRegion region, long offset, int tag, long size) throws NetException {
         int stagedBytes = Wire.DATA_HEADER + (int) size;
         if (eagerTail - eagerHead == Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
                 || !out.hasRoom(stagedBytes, 0)) {
             return null;
+        }
+        if (region.onDevice()) {
+            copyFromDeviceNow(region, offset, size);
         }
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
@@ -160,7 +187,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         eagerTag[e] = tag;
         ByteBuffer frame = out.stage(stagedBytes);
         frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
-        MemorySegment.copy(data, ValueLayout.JAVA_BYTE, 0, out.stagingMemory(), ValueLayout.JAVA_BYTE,
+        MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                 frame.position(), size);
         try {
             out.flush();
@@ -168,6 +195,59 @@ final class SocketSendComm extends SocketComm implements SendComm {
             fail(NetException.remoteError("connection to " + peer + " lost: " + e2.getMessage(), e2));
         }
         return r;
+    }
+
+    /** A small device send: its bytes in the host mirror before the call returns. */
+    private void copyFromDeviceNow(MemoryRegion region, long offset, long size) throws NetException {
+        try {
+            staging.copyToHostNow(region, offset, size);
+        } catch (NetException e) {
+            fail(e);
+            throw e;
+        }
+    }
+
+    /**
+     * Holds a send's payload back from the streams: device memory until its copy to the host mirror
+     * is done, host memory while an earlier send is held (the streams take chunks in send order).
+     */
+    private void defer(SendRequest r, MemoryRegion region, long offset) throws NetException {
+        r.stageRegion = region;
+        r.stageOffset = offset;
+        if (region.onDevice()) {
+            try {
+                staging.toHost(region, offset, r.size);
+                staging.mark(r.slot);
+            } catch (NetException e) {
+                fail(e);
+                throw e;
+            }
+            r.copying = true;
+        }
+        deferred[(int) (deferTail++ % MAX_SENDS)] = r;
+        stripeDeferred();
+    }
+
+    /** Stripes the held-back sends whose bytes are in host memory now, in order, while the streams have room. */
+    private void stripeDeferred() throws NetException {
+        while (deferHead != deferTail) {
+            SendRequest r = deferred[(int) (deferHead % MAX_SENDS)];
+            try {
+                if (r.copying && !staging.isDone(r.slot)) {
+                    return;
+                }
+            } catch (NetException e) {
+                fail(e);
+                throw e;
+            }
+            if (!streamsHaveRoom(r.size)) {
+                return;
+            }
+            r.copying = false;
+            stripe(r.stageRegion, r.stageOffset, r.size, r);
+            r.stageRegion = null;
+            deferred[(int) (deferHead++ % MAX_SENDS)] = null;
+        }
     }
 
     /**
@@ -222,6 +302,9 @@ final class SocketSendComm extends SocketComm implements SendComm {
             throw NetException.internalError("test of a JcclSocket send that is not in flight (already reported done?)");
         }
         try {
+            if (deferHead != deferTail) {
+                stripeDeferred();
+            }
             progress();
         } catch (NetException e) {
             release(r);
