@@ -63,6 +63,21 @@ public final class SocketNetPlugin implements NetPlugin {
         return NAME;
     }
 
+    /**
+     * The CUDA binding is a dependency of this jar, but a class path of hand-picked jars (a shim
+     * package of jccl-spi and jccl-net-socket only) may lack it: TCP must still work there.
+     *
+     * @return null when io.jccl.cuda can be loaded, else why device memory is off (for the log)
+     */
+    private static String cudaBindingAbsent() {
+        try {
+            Class.forName("io.jccl.cuda.Cuda", false, SocketNetPlugin.class.getClassLoader());
+            return null;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return "the CUDA binding (jccl-cuda) is not on the class path";
+        }
+    }
+
     @Override
     public synchronized void init(NetLogger log) throws NetException {
         logger = log;
@@ -74,7 +89,10 @@ public final class SocketNetPlugin implements NetPlugin {
         List<SocketDevice> found;
         try {
             s = SocketConfig.fromEnvironment();
-            noCuda = DeviceStaging.unavailability(Env.getBoolean(SocketConfig.JCCL_SOCKET_CUDA, true));
+            noCuda = cudaBindingAbsent();
+            if (noCuda == null) {
+                noCuda = DeviceStaging.unavailability(Env.getBoolean(SocketConfig.JCCL_SOCKET_CUDA, true));
+            }
             found = SocketDevices.discover(s, noCuda == null);
         } catch (IllegalArgumentException e) {
             throw NetException.invalidUsage("JcclSocket: " + e.getMessage());

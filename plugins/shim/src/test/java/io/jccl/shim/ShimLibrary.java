@@ -46,6 +46,7 @@ final class ShimLibrary {
 
     /** The class path a JVM started by the shim needs: the spi, the shim's Java half, JcclSocket. */
     static String classPath() {
+        // Deliberately without jccl-cuda: JcclSocket must run on TCP alone from hand-picked jars.
         return classPath(NetPlugin.class, ShimBridge.class, io.jccl.net.socket.SocketNetPlugin.class);
     }
 
