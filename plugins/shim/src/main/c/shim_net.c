@@ -95,9 +95,29 @@ static ncclResult_t devices(int* ndev) {
     return jccl_net.devices(J(ndev));
 }
 
+/*
+ * Whether NCCL may hand the Java transport CUDA device pointers (GPUDirect). Off unless
+ * JCCL_SHIM_GDR=1: JcclSocket's device memory path goes through pinned host mirrors, which on an
+ * H100 made NCCL's sendrecv slower than NCCL's own host staging and stalled NCCL's all_reduce
+ * beyond 16-64 KiB (README, "GPUDirect under NCCL"). Without NCCL_PTR_CUDA NCCL keeps its network
+ * buffers in pinned host memory, as it does for its own Socket transport.
+ */
+static int gdr_allowed(void) {
+    static int allowed = -1;
+    if (allowed < 0) {
+        const char* v = getenv("JCCL_SHIM_GDR");
+        allowed = v != NULL && strcmp(v, "1") == 0;
+    }
+    return allowed;
+}
+
 static ncclResult_t props_of(int dev, jccl_props* p) {
     memset(p, 0, sizeof *p);
-    return jccl_net.getProperties(dev, J(p));
+    ncclResult_t r = jccl_net.getProperties(dev, J(p));
+    if (r == ncclSuccess && (p->ptrSupport & NCCL_PTR_CUDA) && !gdr_allowed()) {
+        p->ptrSupport &= ~NCCL_PTR_CUDA;
+    }
+    return r;
 }
 
 static ncclResult_t listen_any(int dev, void* handle, void** listenComm) {

@@ -77,8 +77,8 @@ public final class SocketConfig {
     @EnvVar(defaultValue = "1",
             description = "1: where a CUDA driver is present, JcclSocket reports CUDA pointer support (ptrSupport "
                     + "HOST and CUDA) and takes device memory, staged through a pinned host mirror by the GPU's copy "
-                    + "engines; under NCCL that lets NCCL keep its network buffers in GPU memory (GPUDirect, with "
-                    + "NCCL_NET_GDR_LEVEL where the interface is not next to the GPU). 0: host memory only.")
+                    + "engines, for a program that registers device memory through the SPI. Under NCCL the shim passes this on only with "
+                    + "JCCL_SHIM_GDR=1. 0: host memory only.")
     public static final String JCCL_SOCKET_CUDA = "JCCL_SOCKET_CUDA";
 
     /** The most I/O threads per connection, as in NCCL. */

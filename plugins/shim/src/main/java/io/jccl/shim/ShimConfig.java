@@ -44,4 +44,12 @@ public final class ShimConfig {
             description = "1: the native shim times NCCL's isend, irecv and test calls around the crossing into Java "
                     + "and prints one line per process at exit (calls, mean ns, polls per completion).")
     public static final String JCCL_SHIM_PROFILE = "JCCL_SHIM_PROFILE";
+
+    @EnvVar(defaultValue = "0",
+            description = "1: the native shim passes a transport's CUDA pointer support (NCCL_PTR_CUDA) on to NCCL, "
+                    + "which may then keep its network buffers in GPU memory (GPUDirect, with NCCL_NET_GDR_LEVEL); 0: "
+                    + "NCCL is told host memory only and stages through pinned host buffers. Off by default: on an "
+                    + "H100, JcclSocket's device path (pinned host mirrors) made sendrecv slower and stalled all_reduce "
+                    + "(README, GPUDirect under NCCL).")
+    public static final String JCCL_SHIM_GDR = "JCCL_SHIM_GDR";
 }
