@@ -4,8 +4,9 @@
  */
 module io.jccl.net.socket {
     requires io.jccl.spi;
-    // Device memory (ptrSupport CUDA): copies between a GPU and pinned host mirrors.
-    requires io.jccl.cuda;
+    // Device memory (ptrSupport CUDA): copies between a GPU and pinned host mirrors. Optional: without
+    // the binding (a package of this jar alone) JcclSocket moves host memory only.
+    requires static io.jccl.cuda;
     // Only to size TCP keep-alive to the failure bound; a runtime without it (jlink) falls back to SO_KEEPALIVE.
     requires static jdk.net;
 
