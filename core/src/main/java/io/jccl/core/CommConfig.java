@@ -49,6 +49,7 @@ public final class CommConfig {
     private final boolean sharedMemory;
     private final boolean peerToPeer;
     private final boolean peerToPeerSharedGpu;
+    private final boolean netFifo;
     private final boolean collNet;
     private final long lowLatencyBytes;
     private final String algorithms;
@@ -73,6 +74,7 @@ public final class CommConfig {
         this.sharedMemory = b.sharedMemory;
         this.peerToPeer = b.peerToPeer;
         this.peerToPeerSharedGpu = b.peerToPeerSharedGpu;
+        this.netFifo = b.netFifo;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
         this.algorithms = b.algorithms;
@@ -157,6 +159,11 @@ public final class CommConfig {
         return peerToPeerSharedGpu;
     }
 
+    /** @return whether device collectives through the network run the kernel-and-proxy FIFO ({@code JCCL_NET_FIFO}) */
+    public boolean netFifo() {
+        return netFifo;
+    }
+
     /**
      * @return the largest contribution a collective sends with the LL protocol (on the calling
      *         thread, in one step); 0 when LL is off ({@code NCCL_PROTO}, {@code JCCL_LL_THRESHOLD})
@@ -210,6 +217,7 @@ public final class CommConfig {
         private boolean sharedMemory;
         private boolean peerToPeer;
         private boolean peerToPeerSharedGpu;
+        private boolean netFifo = true;
         private boolean collNet;
         private long lowLatencyBytes;
         private String algorithms;
@@ -253,6 +261,9 @@ public final class CommConfig {
             int shared = Env.getInt(CoreConfig.JCCL_P2P_SHARED_GPU, 0);
             check(shared == 0 || shared == 1, CoreConfig.JCCL_P2P_SHARED_GPU + "=" + shared + " is not 0 or 1");
             peerToPeerSharedGpu = shared == 1;
+            int fifo = Env.getInt(CoreConfig.JCCL_NET_FIFO, 1);
+            check(fifo == 0 || fifo == 1, CoreConfig.JCCL_NET_FIFO + "=" + fifo + " is not 0 or 1");
+            netFifo = fifo == 1;
             int collNetOn = Env.getInt(CoreConfig.NCCL_COLLNET_ENABLE, 0);
             check(collNetOn == 0 || collNetOn == 1, CoreConfig.NCCL_COLLNET_ENABLE + "=" + collNetOn + " is not 0 or 1");
             collNet = collNetOn == 1;
@@ -398,6 +409,15 @@ public final class CommConfig {
          */
         public Builder peerToPeerSharedGpu(boolean shared) {
             this.peerToPeerSharedGpu = shared;
+            return this;
+        }
+
+        /**
+         * @param on whether device collectives through the network run the kernel-and-proxy FIFO (else
+         *           whole-buffer staging through pinned host memory)
+         */
+        public Builder netFifo(boolean on) {
+            this.netFifo = on;
             return this;
         }
 

@@ -105,6 +105,8 @@ public final class Communicator implements AutoCloseable {
     private static final int RING_TAG = 1000;
     /** Bootstrap tag of the handle of a send/recv connection. */
     private static final int P2P_TAG = 1100;
+    /** Bootstrap tags of the network ring of device buffers: {@code DEVICE_RING_TAG + channel}. */
+    private static final int DEVICE_RING_TAG = 1300;
     /** Bootstrap tag of the low-latency path's set-up. */
     private static final int LL_TAG = 1200;
     /** Bootstrap tags of tree connections: {@code TREE_TAG + (root * MAX_CHANNELS + channel) * 2 + tree}. */
@@ -427,6 +429,26 @@ public final class Communicator implements AutoCloseable {
                     names);
         }
         return chosen;
+    }
+
+    /**
+     * The connections of the network ring for device buffers ({@link PeerRing#overNetwork}): per
+     * channel one from the previous rank and one to the next, over the kernels' FIFOs in pinned host
+     * memory, through the network transport even where a neighbour shares this host.
+     */
+    private List<Connection> connectDeviceRing(MemorySegment[] recvFifos, MemorySegment[] sendFifos) {
+        int next = (rank + 1) % nranks;
+        int prev = (rank - 1 + nranks) % nranks;
+        int slotBytes = (int) (recvFifos[0].byteSize() / Connection.STEPS);
+        List<ConnectionSetup.Request> requests = new ArrayList<>();
+        for (int c = 0; c < recvFifos.length; c++) {
+            int dev = channelDevices[c % channelDevices.length];
+            requests.add(new ConnectionSetup.Request(prev, false, dev, slotBytes, DEVICE_RING_TAG + c,
+                    "device channel " + c + " recv from rank " + prev, false, recvFifos[c]));
+            requests.add(new ConnectionSetup.Request(next, true, dev, slotBytes, DEVICE_RING_TAG + c,
+                    "device channel " + c + " send to rank " + next, false, sendFifos[c]));
+        }
+        return ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
     }
 
     private List<Connection> connectRings(int[] devices) {
@@ -1116,8 +1138,9 @@ public final class Communicator implements AutoCloseable {
      * still lets the stream go on, with the output not written: asyncError() reports it, and the
      * communicator's next call throws it. Where every rank is on this host with a GPU of its own, the
      * collectives but all-to-all run GPU to GPU (a kernel writing into the next GPU's memory, see
-     * {@link io.jccl.core.device.PeerRing}); otherwise the data crosses between ranks through pinned
-     * host staging (the path for transports that take host memory).
+     * {@link io.jccl.core.device.PeerRing}); through the network, the same kernels fill and drain
+     * slots of pinned host memory that a proxy moves (NCCL's FIFO, {@link io.jccl.core.device.NetFifo});
+     * otherwise (all-to-all, JCCL_NET_FIFO=0) the whole buffer is staged through pinned host memory.
      */
 
     /** {@link #allReduceAsync} on device buffers, queued on {@code stream}. */
@@ -1331,6 +1354,29 @@ public final class Communicator implements AutoCloseable {
                     } else {
                         log.info(LogSubsystem.INIT, "rank %d: no P2P between GPUs (%s): device collectives go through "
                                 + "pinned host staging", rank, s.why());
+                    }
+                }
+                // The network FIFO where the host engine would use the network too: ranks on other
+                // hosts, or on this one with shared memory off (NCCL_SHM_DISABLE=1) and no P2P ring.
+                if (peerRing == null && nranks > 1 && (!allRanksShareHostId() || !config.sharedMemory())) {
+                    checkUsable();
+                    PeerRing.Setup s;
+                    try {
+                        s = PeerRing.overNetwork(rank, nranks, stream.device(), bootstrap::allGather,
+                                config.netFifo() ? null : CoreConfig.JCCL_NET_FIFO + "=0", channels,
+                                config.timeout().toNanos(), this::connectDeviceRing);
+                    } catch (CudaException e) {
+                        throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "cannot set up "
+                                + "the network FIFO of device collectives: " + e.getMessage(), e);
+                    }
+                    peerRing = s.ring();
+                    if (s.ring() != null) {
+                        log.info(LogSubsystem.INIT, "rank %d: collectives on device buffers through the network FIFO: "
+                                + "kernels on %s fill and drain pinned host slots, a proxy moves them (%s)", rank,
+                                stream.device(), s.ring().connections());
+                    } else {
+                        log.info(LogSubsystem.INIT, "rank %d: no network FIFO for device collectives (%s): they go "
+                                + "through whole-buffer pinned host staging", rank, s.why());
                     }
                 }
             }

@@ -94,6 +94,15 @@ public final class CoreConfig {
                     + "fills the GPU. Every such rank must set it.")
     public static final String JCCL_P2P_SHARED_GPU = "JCCL_P2P_SHARED_GPU";
 
+    @EnvVar(defaultValue = "1",
+            description = "Collectives on device buffers between hosts (or ranks of different NCCL_HOSTID) but "
+                    + "all-to-all: 1 runs NCCL's kernel-and-proxy FIFO: each rank's kernel writes its chunks into "
+                    + "slots of pinned host memory and reads the received ones there, the proxy moves the slots "
+                    + "through the network transport, the two handing slots over through head and tail counters; "
+                    + "0 stages the whole buffer through pinned host memory and runs the host engine on it. "
+                    + "Any rank's 0 turns it off for all.")
+    public static final String JCCL_NET_FIFO = "JCCL_NET_FIFO";
+
     @EnvVar(defaultValue = "0",
             description = "1 lets all-reduce go through a CollNet transport (in-network reduction, e.g. JcclCollNet) "
                     + "when one has a device and the ranks span 2 hosts or more: a host's ranks reduce into its first "

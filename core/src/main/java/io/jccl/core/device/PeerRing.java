@@ -1,6 +1,7 @@
 package io.jccl.core.device;
 
 import io.jccl.core.kernel.CudaReductionKernel;
+import io.jccl.core.transport.Connection;
 import io.jccl.cuda.Cuda;
 import io.jccl.cuda.CudaDevice;
 import io.jccl.cuda.CudaEvent;
@@ -23,6 +24,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
@@ -30,8 +32,8 @@ import java.util.function.Function;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * Collectives on device buffers between GPUs of one host without the host (all-reduce,
- * reduce-scatter, all-gather, broadcast, reduce): a ring in which each
+ * Collectives on device buffers run by GPU kernels (all-reduce, reduce-scatter, all-gather,
+ * broadcast, reduce). Between GPUs of one host without the host ({@link #connect}): a ring in which each
  * rank's kernel writes its chunks straight into the next GPU's memory (CUDA IPC between processes,
  * peer access between threads of one process), over NVLink or PCIe, with NCCL's FIFO protocol
  * (see {@code ring.cu}: slots, a tail counter the writer advances, a head counter the reader
@@ -43,6 +45,11 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * Used when every rank is on one host, each on its own GPU, each GPU can reach its neighbours'
  * (cuDeviceCanAccessPeer), and {@code NCCL_P2P_DISABLE} is not set; otherwise the staged path
  * ({@link StreamBridge}) carries device collectives.
+ *
+ * <p>Through the network ({@link #overNetwork}): the same kernel, whose neighbours' memory is then
+ * pinned host memory of this rank that a proxy thread moves through the network transport, slot by
+ * slot ({@link NetFifo}: NCCL's kernel-and-proxy FIFO). The call queues the kernel and tells the proxy
+ * how many slots it will receive.
  *
  * <p>Failure: every wait of the kernel ends when the communicator fails ({@link #abort}: the host
  * writes a word the kernels poll) or after the communicator's timeout without progress (the kernel
@@ -130,6 +137,12 @@ public final class PeerRing implements AutoCloseable {
     private final String arch;
     private final Map<DataType, Map<ReduceOp, CudaFunction>> kernels = new EnumMap<>(DataType.class);
     private final Map<DataType, CudaFunction> divisions = new EnumMap<>(DataType.class);
+    /** Through the network: the proxy that moves this rank's FIFO slots (null for the P2P ring). */
+    private NetFifo fifo;
+    /** The outbox region of the network ring (the kernel's next and previous rank), or null. */
+    private DeviceBuffer outbox;
+    /** Blocks a call runs on at most: {@link #MAX_CHANNELS}, or the network ring's connections. */
+    private int maxChannels = MAX_CHANNELS;
     private CudaEvent last;
     private boolean closed;
 
@@ -244,6 +257,98 @@ public final class PeerRing implements AutoCloseable {
         }
     }
 
+    /**
+     * Connections the network ring needs: per channel a receiving one from the previous rank over
+     * {@code recvFifos[c]} and a sending one to the next rank over {@code sendFifos[c]}, returned in
+     * that order (receive, send, receive, send...). A collective of the communicator.
+     */
+    @FunctionalInterface
+    public interface FifoConnector {
+        List<Connection> connect(MemorySegment[] recvFifos, MemorySegment[] sendFifos);
+    }
+
+    /**
+     * Sets up the ring through the network (NCCL's kernel-and-proxy FIFO, see {@link NetFifo}); every
+     * rank calls it at the same point of its calls.
+     *
+     * @param disabled why this rank will not take part ({@code JCCL_NET_FIFO=0}), or null
+     * @param channels connections per direction: blocks a call runs on at most
+     * @return the ring, or null and why not: the same outcome on every rank
+     */
+    public static Setup overNetwork(int rank, int nranks, CudaDevice device, Function<byte[], byte[][]> allGather,
+                                    String disabled, int channels, long timeoutNanos, FifoConnector connector) {
+        Card mine = disabled != null ? Card.unwilling(disabled) : !Nvrtc.isAvailable()
+                ? Card.unwilling("NVRTC is unavailable: " + Nvrtc.unavailabilityCause().getMessage())
+                : new Card(true, "", ProcessHandle.current().pid(), device.pciBusId(), false, 0, new byte[0]);
+        String why = firstUnwilling(cards(allGather.apply(mine.toBytes()), nranks));
+        if (why != null) {
+            return new Setup(null, why);
+        }
+        int c = Math.max(1, Math.min(MAX_CHANNELS, channels));
+        DeviceBuffer region = null;
+        DeviceBuffer outbox = null;
+        DeviceBuffer control = null;
+        String problem = null;
+        try {
+            region = device.allocatePinnedHost(NetFifo.regionBytes(c));
+            outbox = device.allocatePinnedHost(NetFifo.regionBytes(c));
+            control = device.allocatePinnedHost(8);
+            region.segment().asSlice(0, FIFO_OFFSET).fill((byte) 0);
+            outbox.segment().asSlice(0, FIFO_OFFSET).fill((byte) 0);
+            control.segment().fill((byte) 0);
+        } catch (RuntimeException e) {
+            problem = "cannot allocate pinned host memory for the FIFOs: " + e.getMessage();
+        }
+        why = firstUnwilling(cards(allGather.apply((problem == null ? mine : Card.unwilling(problem)).toBytes()), nranks));
+        if (why != null) {
+            close(region);
+            close(outbox);
+            close(control);
+            return new Setup(null, why);
+        }
+        PeerRing ring = null;
+        try {
+            MemorySegment[] recvFifos = new MemorySegment[c];
+            MemorySegment[] sendFifos = new MemorySegment[c];
+            for (int i = 0; i < c; i++) {
+                recvFifos[i] = NetFifo.fifo(region.segment(), i);
+                sendFifos[i] = NetFifo.fifo(outbox.segment(), i);
+            }
+            List<Connection> connections = connector.connect(recvFifos, sendFifos);
+            long outboxAddress = outbox.segment().address();
+            ring = new PeerRing(device, rank, nranks, region, null, null, outboxAddress, outboxAddress, control,
+                    timeoutNanos);
+            ring.outbox = outbox;
+            ring.maxChannels = c;
+            ring.fifo = NetFifo.start(c, region.segment(), outbox.segment(), connections, ring::abort, "jccl-fifo-proxy-r" + rank);
+            return new Setup(ring, null);
+        } catch (RuntimeException e) {
+            close(region);
+            close(outbox);
+            close(control);
+            throw e;
+        }
+    }
+
+    private static String firstUnwilling(Card[] cards) {
+        for (int r = 0; r < cards.length; r++) {
+            if (!cards[r].willing) {
+                return "rank " + r + ": " + cards[r].why;
+            }
+        }
+        return null;
+    }
+
+    /** @return whether this ring crosses the network (its kernels' neighbours are a proxy) */
+    public boolean overNetwork() {
+        return fifo != null;
+    }
+
+    /** @return the network ring's connections, for the log (empty for the P2P ring) */
+    public String connections() {
+        return fifo == null ? "" : fifo.describe();
+    }
+
     private static Card[] cards(byte[][] all, int nranks) {
         Card[] cards = new Card[nranks];
         for (int r = 0; r < nranks; r++) {
@@ -313,11 +418,11 @@ public final class PeerRing implements AutoCloseable {
     }
 
     /** The collectives the ring runs: the kernel's {@code kind} argument (ring.cu's RING_*). */
-    private static final int ALL_REDUCE = 0;
-    private static final int REDUCE_SCATTER = 1;
-    private static final int ALL_GATHER = 2;
-    private static final int BROADCAST = 3;
-    private static final int REDUCE = 4;
+    static final int ALL_REDUCE = 0;
+    static final int REDUCE_SCATTER = 1;
+    static final int ALL_GATHER = 2;
+    static final int BROADCAST = 3;
+    static final int REDUCE = 4;
 
     /**
      * Queues the all-reduce of {@code count} elements on {@code stream} and returns. Every rank makes
@@ -369,7 +474,11 @@ public final class PeerRing implements AutoCloseable {
             throw new UnsupportedOperationException(op.ncclName() + " on " + type.ncclName() + " has no kernel on "
                     + device);
         }
-        f.launch(stream, channels(count * type.size()), THREADS, kind, root, send, recv, count, nranks, rank,
+        int grid = Math.min(maxChannels, channels(count * type.size()));
+        if (fifo != null) {
+            fifo.expect(kind, root, count, type.size(), nranks, rank, grid);
+        }
+        f.launch(stream, grid, THREADS, kind, root, send, recv, count, nranks, rank,
                 region.segment().address(), nextAddress, prevAddress, control.segment(), timeoutNanos);
         if (op == ReduceOp.AVG && !premultiplies(type, op) && results > 0) {
             divisions.get(type).launch(stream, (int) Math.min(65535, (results + 255) / 256), 256, recv, results, nranks);
@@ -479,8 +588,12 @@ public final class PeerRing implements AutoCloseable {
      *         communicator before each call and when asked for its asynchronous error
      */
     public String failure() {
+        String network = fifo == null ? null : fifo.failure();
+        if (network != null) {
+            return network;
+        }
         if (control.segment().get(JAVA_INT, 4) == 1) {
-            return "a GPU of the P2P ring made no progress for " + timeoutNanos / 1_000_000 + " ms: a rank is "
+            return "a GPU of the " + (fifo == null ? "P2P" : "network") + " ring made no progress for " + timeoutNanos / 1_000_000 + " ms: a rank is "
                     + "frozen, dead, or behind in its calls";
         }
         return null;
@@ -521,12 +634,17 @@ public final class PeerRing implements AutoCloseable {
             return;
         }
         closed = true;
-        if (!awaitLastKernel(java.util.concurrent.TimeUnit.SECONDS.toNanos(10))) {
+        boolean ended = awaitLastKernel(java.util.concurrent.TimeUnit.SECONDS.toNanos(10));
+        if (fifo != null) {
+            fifo.close();
+        }
+        if (!ended) {
             return;
         }
         if (last != null) {
             last.close();
         }
+        close(outbox);
         close(nextMapping);
         close(prevMapping);
         close(region);

@@ -48,8 +48,22 @@ public final class ConnectionSetup {
      * @param tag       bootstrap tag of the handle message; the two ends use the same
      * @param name      for messages, e.g. {@code channel 0 send to rank 1}
      * @param shm       {@code true} to connect through shared memory (the peer is on this host), else the network
+     * @param buffer    the slot buffer ({@code NCCL_STEPS x slotBytes}) of a network connection, or null to
+     *                  allocate one in the arena: a GPU's FIFO in pinned host memory (see
+     *                  {@link io.jccl.core.device.NetFifo}) is its caller's
      */
-    public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm) {
+    public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm,
+                          MemorySegment buffer) {
+        public Request {
+            if (buffer != null && (shm || buffer.byteSize() < (long) Connection.STEPS * slotBytes)) {
+                throw new IllegalArgumentException(name + ": a given buffer is for a network connection and holds "
+                        + Connection.STEPS + " slots of " + slotBytes + " bytes");
+            }
+        }
+
+        public Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm) {
+            this(peer, send, device, slotBytes, tag, name, shm, null);
+        }
     }
 
     /**
@@ -136,7 +150,8 @@ public final class ConnectionSetup {
                 if (r.shm()) {
                     continue;
                 }
-                MemorySegment buffer = arena.allocate((long) Connection.STEPS * r.slotBytes(), 4096);
+                MemorySegment buffer = r.buffer() != null ? r.buffer()
+                        : arena.allocate((long) Connection.STEPS * r.slotBytes(), 4096);
                 if (r.send()) {
                     NetSendConnection c = new NetSendConnection(net, sends[i], bootstrap.rank(), r.peer(), r.name(),
                             buffer, r.slotBytes());

@@ -97,6 +97,11 @@ public final class NetRecvConnection extends RecvConnection {
         return work;
     }
 
+    /** @return the messages received so far: slots up to there hold data for the kernel */
+    public long received() {
+        return received;
+    }
+
     /** @return the plugin's comm */
     io.jccl.spi.NetComm comm() {
         return comm;

@@ -88,6 +88,11 @@ public final class NetSendConnection extends SendConnection {
         return m;
     }
 
+    /** @return the sends the transport completed: slots up to there are free again */
+    public long completed() {
+        return done;
+    }
+
     /** @return the plugin's comm */
     io.jccl.spi.NetComm comm() {
         return comm;

@@ -7,6 +7,8 @@
 //   counters + 0    tail: advanced by the previous rank after it wrote one of our FIFO slots
 //   counters + 64   head: advanced by the next rank after it read one of the slots we wrote it
 //   counters + 128  our send and receive step counts, kept between calls (a call continues the counts)
+//   counters + 192  RING_SLOTS u32: the bytes the previous rank wrote into each slot of ours (read by
+//                   NetFifo's proxy, which sends a slot's bytes when the "next rank" is the network)
 //   fifo            RING_SLOTS slots of RING_SLOT_BYTES, written by the previous rank
 // A sender waits until the next rank has read the slot it reuses (head > step - SLOTS), writes it,
 // fences at system scope (the data reaches the peer before the counter does) and stores the next
@@ -57,6 +59,7 @@ struct RingChannel {
     volatile u64* head;      // ours, written by the next rank
     volatile u64* next_tail; // the next rank's tail
     volatile u64* prev_head; // the previous rank's head
+    volatile u32* next_sizes; // the next rank's slot sizes
     char* recv_fifo;         // ours
     char* send_fifo;         // the next rank's
     volatile u32* control;
@@ -154,6 +157,8 @@ __device__ bool ring_step(RingChannel& c, bool recv, bool send, const T* local, 
             ok = ring_wait(c.head, *c.send_step - RING_SLOTS + 1, c.control, c.timeout_ns);
         }
         if (!ok) *c.stop = 1;
+        // Before the fence below, so the size is visible before the tail that publishes the slot.
+        else if (send) c.next_sizes[*c.send_step % RING_SLOTS] = (u32) (n * sizeof(T));
     }
     __syncthreads();
     if (*c.stop) return false;
@@ -243,6 +248,7 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
     c.head = (volatile u64*) (counters + 64);
     c.next_tail = (volatile u64*) (next + ch * RING_CHANNEL_STRIDE);
     c.prev_head = (volatile u64*) (prev + ch * RING_CHANNEL_STRIDE + 64);
+    c.next_sizes = (volatile u32*) (next + ch * RING_CHANNEL_STRIDE + 192);
     c.recv_fifo = mine + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
     c.send_fifo = next + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
     c.control = control;
