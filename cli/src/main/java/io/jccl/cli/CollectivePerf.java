@@ -261,8 +261,8 @@ final class CollectivePerf {
             PerfReport.Result outOfPlace = benchTime(c, type, op, root, false);
             PerfReport.Result inPlace = benchTime(c, type, op, root, true);
             String algorithm = gpu != null && o.collective().kind != CollectiveKind.ALL_TO_ALL
-                    && o.collective().kind != CollectiveKind.SEND_RECV && comm.usesPeerToPeer()
-                    ? "IpcRing" : comm.algorithmFor(o.collective().kind, size);
+                    && o.collective().kind != CollectiveKind.SEND_RECV && comm.usesPeerRing()
+                    ? (comm.usesPeerToPeer() ? "IpcRing" : "NetFifo") : comm.algorithmFor(o.collective().kind, size);
             for (PerfReport.Result r : new PerfReport.Result[] {outOfPlace, inPlace}) {
                 line.append(PerfTable.body(r.timeUs(), r.algBw(), r.busBw(), r.wrong()));
             }

@@ -694,6 +694,22 @@ public final class Communicator implements AutoCloseable {
      *         false before it and where they go through pinned host staging
      */
     public boolean usesPeerToPeer() {
+        PeerRing p = peerRing;
+        return p != null && !p.overNetwork();
+    }
+
+    /**
+     * @return whether collectives on device buffers (all but all-to-all and send/recv) run the network
+     *         FIFO (GPU kernels filling and draining pinned host slots that the proxy moves), as set up
+     *         by the first one; false before it
+     */
+    public boolean usesNetworkFifo() {
+        PeerRing p = peerRing;
+        return p != null && p.overNetwork();
+    }
+
+    /** @return whether collectives on device buffers run GPU kernels: {@link #usesPeerToPeer} or {@link #usesNetworkFifo} */
+    public boolean usesPeerRing() {
         return peerRing != null;
     }
 

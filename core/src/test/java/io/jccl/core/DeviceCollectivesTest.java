@@ -38,8 +38,9 @@ class DeviceCollectivesTest {
     }
 
     static Stream<Arguments> layouts() {
-        return Stream.of(Arguments.of(2, DataPath.NETWORK), Arguments.of(3, DataPath.NETWORK),
-                Arguments.of(2, DataPath.SHARED_MEMORY));
+        // Through the network: the kernels' FIFO with the proxy (JCCL_NET_FIFO=1), and whole-buffer staging.
+        return Stream.of(Arguments.of(2, DataPath.NETWORK, true), Arguments.of(3, DataPath.NETWORK, true),
+                Arguments.of(2, DataPath.NETWORK, false), Arguments.of(2, DataPath.SHARED_MEMORY, false));
     }
 
     /** What rank {@code r} contributes at element {@code i}: small integers, so float sums are exact. */
@@ -76,9 +77,9 @@ class DeviceCollectivesTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} ranks, {1}")
+    @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
     @MethodSource("layouts")
-    void everyCollectiveInPlaceAndOutOfPlaceOnDeviceBuffers(int n, DataPath path) {
+    void everyCollectiveInPlaceAndOutOfPlaceOnDeviceBuffers(int n, DataPath path, boolean fifo) {
         CudaDevice gpu = Cuda.device(0);
         long sum = (long) n * (n + 1) / 2;
         // Every buffer and stream is made before the first collective and freed after the last, by all
@@ -87,7 +88,7 @@ class DeviceCollectivesTest {
         // waiting for this rank's next call (NCCL's users meet the same with ranks as threads).
         CudaStream[] streams = new CudaStream[n];
         DeviceBuffer[][] buffers = new DeviceBuffer[n][];
-        try (LocalRanks ranks = new LocalRanks(n, path.config().build())) {
+        try (LocalRanks ranks = new LocalRanks(n, path.config().netFifo(fifo).build())) {
             ranks.each((rank, comm) -> {
                 streams[rank] = gpu.createStream();
                 buffers[rank] = new DeviceBuffer[] {deviceFloats(gpu, COUNT * n, rank), deviceFloats(gpu, COUNT * n, -1),
@@ -160,6 +161,8 @@ class DeviceCollectivesTest {
                         assertFloats("recv from " + peer, read(r, COUNT), i -> value(peer, i));
                     }
                     assertEquals(null, comm.asyncError());
+                    assertEquals(path == DataPath.NETWORK && fifo, comm.usesNetworkFifo(), "the network FIFO runs "
+                            + "exactly where asked (if not, the log's INIT line says why)");
                 }
             });
         } finally {
@@ -177,12 +180,12 @@ class DeviceCollectivesTest {
     }
 
 
-    @ParameterizedTest(name = "{0} ranks, {1}")
+    @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
     @MethodSource("layouts")
-    void theCallReturnsOnceQueuedAndTheCollectiveRunsWhenItsStreamGetsThere(int n, DataPath path) {
+    void theCallReturnsOnceQueuedAndTheCollectiveRunsWhenItsStreamGetsThere(int n, DataPath path, boolean fifo) {
         CudaDevice gpu = Cuda.device(0);
         long sum = (long) n * (n + 1) / 2;
-        try (LocalRanks ranks = new LocalRanks(n, path.config().build())) {
+        try (LocalRanks ranks = new LocalRanks(n, path.config().netFifo(fifo).build())) {
             ranks.each((rank, comm) -> {
                 try (CudaStream stream = gpu.createStream();
                      DeviceBuffer hold = gpu.allocatePinnedHost(64);
@@ -205,12 +208,12 @@ class DeviceCollectivesTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} ranks, {1}")
+    @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
     @MethodSource("layouts")
-    void hostBuffersOnAStreamAndMixedBuffersAreRefusedClearly(int n, DataPath path) {
-        assumeTrue(n == 2 && path == DataPath.NETWORK, "argument checks: once is enough");
+    void hostBuffersOnAStreamAndMixedBuffersAreRefusedClearly(int n, DataPath path, boolean fifo) {
+        assumeTrue(n == 2 && path == DataPath.NETWORK && fifo, "argument checks: once is enough");
         CudaDevice gpu = Cuda.device(0);
-        try (LocalRanks one = new LocalRanks(1, path.config().build());
+        try (LocalRanks one = new LocalRanks(1, path.config().netFifo(fifo).build());
              Arena arena = Arena.ofShared();
              CudaStream stream = gpu.createStream();
              DeviceBuffer device = gpu.allocate(4096)) {
