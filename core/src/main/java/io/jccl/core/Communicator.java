@@ -1156,7 +1156,9 @@ public final class Communicator implements AutoCloseable {
      * collectives but all-to-all run GPU to GPU (a kernel writing into the next GPU's memory, see
      * {@link io.jccl.core.device.PeerRing}); through the network, the same kernels fill and drain
      * slots of pinned host memory that a proxy moves (NCCL's FIFO, {@link io.jccl.core.device.NetFifo});
-     * otherwise (all-to-all, JCCL_NET_FIFO=0) the whole buffer is staged through pinned host memory.
+     * otherwise (all-to-all, send/recv, JCCL_NET_FIFO=0, calls inside a group) the whole buffer is
+     * staged through pinned host memory. Inside a {@link Group}, a communicator's stream-ordered calls
+     * (all on one stream) run as one operation, every send and receive in flight at once.
      */
 
     /** {@link #allReduceAsync} on device buffers, queued on {@code stream}. */
@@ -1299,15 +1301,14 @@ public final class Communicator implements AutoCloseable {
      * @return whether it did; otherwise the staged path runs the collective
      */
     private boolean onPeerRing(CudaStream stream, String what, DataType type, ReduceOp op, Consumer<PeerRing> call) {
+        if (Group.isActive()) {
+            return false; // a group's calls progress together in one operation of the staged path
+        }
         PeerRing p = peerRingFor(stream);
         if (p == null || !p.supports(type == null ? DataType.UINT8 : type, op == null ? ReduceOp.SUM : op)) {
             return false;
         }
         checkUsable();
-        if (Group.isActive()) {
-            throw JcclException.invalidUsage(what + " on a CUDA stream inside a group: stream-ordered operations are "
-                    + "issued one at a time (end the group first)");
-        }
         try {
             call.accept(p);
         } catch (CudaException e) {
@@ -1320,8 +1321,8 @@ public final class Communicator implements AutoCloseable {
     private void onStream(CudaStream stream, String what, Function<StagedCall, Consumer<OperationBuilder>> stage) {
         checkUsable();
         if (Group.isActive()) {
-            throw JcclException.invalidUsage(what + " on a CUDA stream inside a group: stream-ordered operations are "
-                    + "issued one at a time (end the group first)");
+            onStreamInGroup(stream, what, stage);
+            return;
         }
         StreamBridge b = bridgeFor(stream);
         StagedCall call = b.begin(stream, what + " (rank " + rank + ")");
@@ -1338,6 +1339,23 @@ public final class Communicator implements AutoCloseable {
                     + c.getMessage(), c) : e;
         }
         call.enqueue();
+    }
+
+    /**
+     * A stream-ordered operation inside a group: its buffers join the group's one staged call on
+     * {@code stream} (copies in queued now), its transfers the group's operation, handed to the proxy
+     * when the group ends.
+     */
+    private void onStreamInGroup(CudaStream stream, String what, Function<StagedCall, Consumer<OperationBuilder>> stage) {
+        PendingGroup g = Group.pendingFor(this);
+        StagedCall call = g.acceptStreamOperation(rank, stream, () -> bridgeFor(stream).begin(stream, "group (rank " + rank + ")"));
+        Consumer<OperationBuilder> build;
+        try {
+            build = stage.apply(call);
+        } catch (CudaException e) {
+            throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, what + ": " + e.getMessage(), e);
+        }
+        build.accept(g.builder);
     }
 
     /**
@@ -1519,6 +1537,7 @@ public final class Communicator implements AutoCloseable {
         checkUsable();
         if (Group.isActive()) {
             PendingGroup g = Group.pendingFor(this);
+            g.acceptHostOperation(rank);
             call.accept(g.builder);
             return g.operation;
         }

@@ -22,6 +22,12 @@ import java.util.Map;
  * <p>Calls inside a group return the group's handle for their communicator: it completes when
  * all of that communicator's grouped operations have. Blocking calls are refused inside a group.
  * Groups nest; only the outermost end launches.
+ *
+ * <p>Stream-ordered calls on device buffers group too: each queues the copy of its input on its
+ * stream when made; at the group's end the whole group waits for the stream once, runs as one
+ * operation, and its outputs are copied back on the stream after it. One communicator's part of a
+ * group is either host calls or stream-ordered calls on one stream (anything else is refused at the
+ * call); grouped device collectives take the staged path, not the P2P ring or the network FIFO.
  */
 public final class Group implements AutoCloseable {
     private static final ThreadLocal<State> STATE = ThreadLocal.withInitial(State::new);

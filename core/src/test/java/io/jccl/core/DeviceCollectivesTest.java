@@ -235,6 +235,92 @@ class DeviceCollectivesTest {
         }
     }
 
+    @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
+    @MethodSource("layouts")
+    void aGroupOfStreamOrderedSendsReceivesAndACollectiveProgressesTogether(int n, DataPath path, boolean fifo) {
+        CudaDevice gpu = Cuda.device(0);
+        long sum = (long) n * (n + 1) / 2;
+        CudaStream[] streams = new CudaStream[n];
+        DeviceBuffer[][] buffers = new DeviceBuffer[n][];
+        try (LocalRanks ranks = new LocalRanks(n, path.config().netFifo(fifo).build())) {
+            ranks.each((rank, comm) -> {
+                streams[rank] = gpu.createStream();
+                buffers[rank] = new DeviceBuffer[] {deviceFloats(gpu, COUNT, rank), deviceFloats(gpu, COUNT, -1),
+                        deviceFloats(gpu, COUNT, -1), deviceFloats(gpu, COUNT, -1)};
+            });
+            ranks.each((rank, comm) -> {
+                CudaStream stream = streams[rank];
+                MemorySegment mine = buffers[rank][0].segment();
+                MemorySegment fromPrev = buffers[rank][1].segment();
+                MemorySegment fromNext = buffers[rank][2].segment();
+                MemorySegment reduced = buffers[rank][3].segment();
+                int next = (rank + 1) % n;
+                int prev = (rank + n - 1) % n;
+                // Every rank sends first, both ways round the ring: only a group that puts all of them
+                // in flight at once can finish this (NCCL's users write all-to-all and halo exchanges so).
+                try (Group g = Group.start()) {
+                    comm.send(mine, COUNT, DataType.FLOAT32, next, stream);
+                    comm.send(mine, COUNT, DataType.FLOAT32, prev, stream);
+                    comm.recv(fromPrev, COUNT, DataType.FLOAT32, prev, stream);
+                    comm.recv(fromNext, COUNT, DataType.FLOAT32, next, stream);
+                    comm.allReduce(mine, reduced, COUNT, DataType.FLOAT32, ReduceOp.SUM, stream);
+                }
+                stream.synchronize();
+                assertFloats("recv from " + prev + " in a group", read(fromPrev, COUNT), i -> value(prev, i));
+                assertFloats("recv from " + next + " in a group", read(fromNext, COUNT), i -> value(next, i));
+                assertFloats("allReduce in a group", read(reduced, COUNT), i -> sum * (float) (i % 97 + 1));
+                assertEquals(null, comm.asyncError());
+                // After the group, the communicator's calls go on as before, on the same stream.
+                comm.allReduce(mine, reduced, COUNT, DataType.FLOAT32, ReduceOp.MAX, stream);
+                stream.synchronize();
+                assertFloats("allReduce after the group", read(reduced, COUNT), i -> value(n - 1, i));
+            });
+        } finally {
+            for (int r = 0; r < n; r++) {
+                if (buffers[r] != null) {
+                    for (DeviceBuffer b : buffers[r]) {
+                        b.close();
+                    }
+                }
+                if (streams[r] != null) {
+                    streams[r].close();
+                }
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
+    @MethodSource("layouts")
+    void aGroupMixingHostAndStreamOperationsOrTwoStreamsIsRefusedClearly(int n, DataPath path, boolean fifo) {
+        assumeTrue(n == 2 && path == DataPath.NETWORK && fifo, "argument checks: once is enough");
+        CudaDevice gpu = Cuda.device(0);
+        try (LocalRanks one = new LocalRanks(1, path.config().netFifo(fifo).build());
+             Arena arena = Arena.ofShared();
+             CudaStream stream = gpu.createStream();
+             CudaStream other = gpu.createStream();
+             DeviceBuffer device = gpu.allocate(4096)) {
+            Communicator comm = one.comms[0];
+            MemorySegment host = arena.allocate(4096);
+            MemorySegment d = device.segment();
+            JcclException mixed;
+            try (Group g = Group.start()) {
+                comm.allReduce(d, d, 1024, DataType.FLOAT32, ReduceOp.SUM, stream);
+                mixed = assertThrows(JcclException.class,
+                        () -> comm.allReduceAsync(host, host, 1024, DataType.FLOAT32, ReduceOp.SUM));
+            }
+            assertTrue(mixed.getMessage().contains("mixes operations on host buffers"), mixed.getMessage());
+            JcclException twoStreams;
+            try (Group g = Group.start()) {
+                comm.allReduce(d, d, 1024, DataType.FLOAT32, ReduceOp.SUM, stream);
+                twoStreams = assertThrows(JcclException.class,
+                        () -> comm.allReduce(d, d, 1024, DataType.FLOAT32, ReduceOp.SUM, other));
+            }
+            assertTrue(twoStreams.getMessage().contains("must share one CUDA stream"), twoStreams.getMessage());
+            stream.synchronize();
+            assertEquals(null, comm.asyncError(), "refused calls leave the communicator and its groups usable");
+        }
+    }
+
     private static void sleepMillis(long ms) {
         try {
             Thread.sleep(ms);
