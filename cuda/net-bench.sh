@@ -7,7 +7,8 @@
 #   - JCCL's whole-buffer staging (JCCL_NET_FIFO=0), the path before it;
 #   - NCCL's all_reduce_perf with its own Socket transport (two ranks of different NCCL_HOSTID,
 #     run.sh's "socket" configuration, NCCL's defaults).
-# Prints busbw per size (out-of-place, GB/s) and the ratios; exits non-zero on any wrong element or if
+# Prints per size the out-of-place time (us) below 64 KiB and busbw (GB/s) from 64 KiB, and the
+# ratios (above 1: the FIFO is faster); exits non-zero on any wrong element or if
 # JCCL did not take the network FIFO.
 #
 # Here:   mvn -B -q install -DskipTests && plugins/shim/nccl-tests/pack.sh <nccl-tests checkout>
@@ -51,8 +52,10 @@ def rows(path):
         for line in open(path):
             f = line.split()
             if len(f) > 8 and f[0].isdigit():
-                # size count type redop root time algbw busbw #wrong ...: out-of-place busbw, #wrong, last column
-                r[int(f[0])] = (float(f[7]), f[8], f[-1])
+                # size count type redop root time algbw busbw #wrong ...: out-of-place busbw, #wrong,
+                # last column, time; below 64 KiB the time (us) is compared, above it busbw
+                small = int(f[0]) < 65536
+                r[int(f[0])] = (1.0 / float(f[5]) if small else float(f[7]), f[8], f[-1], float(f[5]))
     except OSError:
         pass
     return r
@@ -68,9 +71,9 @@ for size in sorted(set(fifo) | set(staged)):
     if j and j[2] != "NetFifo":
         bad += 1
     ratio = lambda a, b: "%.2fx" % (a[0] / b[0]) if a and b and b[0] > 0 else "-"
-    name = "%d MiB" % (size >> 20) if size >= 1 << 20 else "%d KiB" % (size >> 10)
-    print("| %s | %s | %s | %s | %s | %s |" % (name, n[0] if n else "-", j[0] if j else "-", s[0] if s else "-",
-                                          ratio(j, n), ratio(j, s)))
+    name = "%d MiB" % (size >> 20) if size >= 1 << 20 else "%d KiB" % (size >> 10) if size >= 1024 else "%d B" % size
+    cell = lambda r: "-" if not r else ("%.1f us" % r[3] if size < 65536 else "%.2f" % r[0])
+    print("| %s | %s | %s | %s | %s | %s |" % (name, cell(n), cell(j), cell(s), ratio(j, n), ratio(j, s)))
 print("wrong, or not the network FIFO:", bad)
 sys.exit(1 if bad or not fifo or not staged else 0)
 PY
