@@ -166,16 +166,7 @@ class DeviceCollectivesTest {
                 }
             });
         } finally {
-            for (int r = 0; r < n; r++) {
-                if (buffers[r] != null) {
-                    for (DeviceBuffer b : buffers[r]) {
-                        b.close();
-                    }
-                }
-                if (streams[r] != null) {
-                    streams[r].close();
-                }
-            }
+            closeAll(streams, buffers);
         }
     }
 
@@ -276,16 +267,7 @@ class DeviceCollectivesTest {
                 assertFloats("allReduce after the group", read(reduced, COUNT), i -> value(n - 1, i));
             });
         } finally {
-            for (int r = 0; r < n; r++) {
-                if (buffers[r] != null) {
-                    for (DeviceBuffer b : buffers[r]) {
-                        b.close();
-                    }
-                }
-                if (streams[r] != null) {
-                    streams[r].close();
-                }
-            }
+            closeAll(streams, buffers);
         }
     }
 
@@ -318,6 +300,20 @@ class DeviceCollectivesTest {
             assertTrue(twoStreams.getMessage().contains("must share one CUDA stream"), twoStreams.getMessage());
             stream.synchronize();
             assertEquals(null, comm.asyncError(), "refused calls leave the communicator and its groups usable");
+        }
+    }
+
+    /** Frees every rank's buffers and stream, once no rank's collective can still use them. */
+    private static void closeAll(CudaStream[] streams, DeviceBuffer[][] buffers) {
+        for (int r = 0; r < streams.length; r++) {
+            if (buffers[r] != null) {
+                for (DeviceBuffer b : buffers[r]) {
+                    b.close();
+                }
+            }
+            if (streams[r] != null) {
+                streams[r].close();
+            }
         }
     }
 
