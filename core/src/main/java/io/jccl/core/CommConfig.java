@@ -50,6 +50,7 @@ public final class CommConfig {
     private final boolean peerToPeer;
     private final boolean peerToPeerSharedGpu;
     private final boolean netFifo;
+    private final boolean netGpuDirect;
     private final boolean collNet;
     private final long lowLatencyBytes;
     private final String algorithms;
@@ -75,6 +76,7 @@ public final class CommConfig {
         this.peerToPeer = b.peerToPeer;
         this.peerToPeerSharedGpu = b.peerToPeerSharedGpu;
         this.netFifo = b.netFifo;
+        this.netGpuDirect = b.netGpuDirect;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
         this.algorithms = b.algorithms;
@@ -164,6 +166,11 @@ public final class CommConfig {
         return netFifo;
     }
 
+    /** @return whether the network FIFO's slots are GPU memory handed to a transport that supports it ({@code JCCL_NET_GDR}) */
+    public boolean netGpuDirect() {
+        return netGpuDirect;
+    }
+
     /**
      * @return the largest contribution a collective sends with the LL protocol (on the calling
      *         thread, in one step); 0 when LL is off ({@code NCCL_PROTO}, {@code JCCL_LL_THRESHOLD})
@@ -218,6 +225,7 @@ public final class CommConfig {
         private boolean peerToPeer;
         private boolean peerToPeerSharedGpu;
         private boolean netFifo = true;
+        private boolean netGpuDirect;
         private boolean collNet;
         private long lowLatencyBytes;
         private String algorithms;
@@ -264,6 +272,9 @@ public final class CommConfig {
             int fifo = Env.getInt(CoreConfig.JCCL_NET_FIFO, 1);
             check(fifo == 0 || fifo == 1, CoreConfig.JCCL_NET_FIFO + "=" + fifo + " is not 0 or 1");
             netFifo = fifo == 1;
+            int gdr = Env.getInt(CoreConfig.JCCL_NET_GDR, 0);
+            check(gdr == 0 || gdr == 1, CoreConfig.JCCL_NET_GDR + "=" + gdr + " is not 0 or 1");
+            netGpuDirect = gdr == 1;
             int collNetOn = Env.getInt(CoreConfig.NCCL_COLLNET_ENABLE, 0);
             check(collNetOn == 0 || collNetOn == 1, CoreConfig.NCCL_COLLNET_ENABLE + "=" + collNetOn + " is not 0 or 1");
             collNet = collNetOn == 1;
@@ -418,6 +429,15 @@ public final class CommConfig {
          */
         public Builder netFifo(boolean on) {
             this.netFifo = on;
+            return this;
+        }
+
+        /**
+         * @param on whether the network FIFO's slots are GPU memory handed to the transport (GPUDirect),
+         *           where its ptrSupport has CUDA
+         */
+        public Builder netGpuDirect(boolean on) {
+            this.netGpuDirect = on;
             return this;
         }
 

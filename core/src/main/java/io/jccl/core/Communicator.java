@@ -41,6 +41,7 @@ import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetProperties;
 import io.jccl.spi.NetResult;
+import io.jccl.spi.PointerType;
 import io.jccl.spi.ReduceOp;
 import io.jccl.spi.config.Env;
 import io.jccl.spi.discovery.NetSelection;
@@ -436,7 +437,7 @@ public final class Communicator implements AutoCloseable {
      * channel one from the previous rank and one to the next, over the kernels' FIFOs in pinned host
      * memory, through the network transport even where a neighbour shares this host.
      */
-    private List<Connection> connectDeviceRing(MemorySegment[] recvFifos, MemorySegment[] sendFifos) {
+    private List<Connection> connectDeviceRing(MemorySegment[] recvFifos, MemorySegment[] sendFifos, boolean onDevice) {
         int next = (rank + 1) % nranks;
         int prev = (rank - 1 + nranks) % nranks;
         int slotBytes = (int) (recvFifos[0].byteSize() / Connection.STEPS);
@@ -444,11 +445,25 @@ public final class Communicator implements AutoCloseable {
         for (int c = 0; c < recvFifos.length; c++) {
             int dev = channelDevices[c % channelDevices.length];
             requests.add(new ConnectionSetup.Request(prev, false, dev, slotBytes, DEVICE_RING_TAG + c,
-                    "device channel " + c + " recv from rank " + prev, false, recvFifos[c]));
+                    "device channel " + c + " recv from rank " + prev, false, recvFifos[c], onDevice));
             requests.add(new ConnectionSetup.Request(next, true, dev, slotBytes, DEVICE_RING_TAG + c,
-                    "device channel " + c + " send to rank " + next, false, sendFifos[c]));
+                    "device channel " + c + " send to rank " + next, false, sendFifos[c], onDevice));
         }
         return ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+    }
+
+    /** @return whether every device the rings use reports CUDA in ptrSupport (GPUDirect is possible) */
+    private boolean transportMovesGpuMemory() {
+        try {
+            for (int d : channelDevices) {
+                if (!PointerType.CUDA.isIn(net.getProperties(d).ptrSupport())) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (NetException e) {
+            return false;
+        }
     }
 
     private List<Connection> connectRings(int[] devices) {
@@ -706,6 +721,15 @@ public final class Communicator implements AutoCloseable {
     public boolean usesNetworkFifo() {
         PeerRing p = peerRing;
         return p != null && p.overNetwork();
+    }
+
+    /**
+     * @return whether the network FIFO's slots are GPU memory handed to the transport (GPUDirect:
+     *         {@code JCCL_NET_GDR=1} and a transport whose ptrSupport has CUDA)
+     */
+    public boolean usesNetworkGpuDirect() {
+        PeerRing p = peerRing;
+        return p != null && p.overNetwork() && p.slotsInGpuMemory();
     }
 
     /** @return whether collectives on device buffers run GPU kernels: {@link #usesPeerToPeer} or {@link #usesNetworkFifo} */
@@ -1395,10 +1419,11 @@ public final class Communicator implements AutoCloseable {
                 if (peerRing == null && nranks > 1 && (!allRanksShareHostId() || !config.sharedMemory())) {
                     checkUsable();
                     PeerRing.Setup s;
+                    boolean gpuDirect = config.netGpuDirect() && transportMovesGpuMemory();
                     try {
                         s = PeerRing.overNetwork(rank, nranks, stream.device(), bootstrap::allGather,
                                 config.netFifo() ? null : CoreConfig.JCCL_NET_FIFO + "=0", channels,
-                                config.timeout().toNanos(), this::connectDeviceRing);
+                                config.timeout().toNanos(), gpuDirect, this::connectDeviceRing);
                     } catch (CudaException e) {
                         throw new JcclException(NetResult.UNHANDLED_CUDA_ERROR, JcclException.NO_RANK, "cannot set up "
                                 + "the network FIFO of device collectives: " + e.getMessage(), e);
@@ -1406,8 +1431,14 @@ public final class Communicator implements AutoCloseable {
                     peerRing = s.ring();
                     if (s.ring() != null) {
                         log.info(LogSubsystem.INIT, "rank %d: collectives on device buffers through the network FIFO: "
-                                + "kernels on %s fill and drain pinned host slots, a proxy moves them (%s)", rank,
-                                stream.device(), s.ring().connections());
+                                + "kernels on %s fill and drain %s, a proxy moves them (%s)", rank, stream.device(),
+                                gpuDirect ? "slots in GPU memory that " + net.name() + " reads and writes (GPUDirect)"
+                                        : "pinned host slots", s.ring().connections());
+                    }
+                    if (config.netGpuDirect() && !gpuDirect) {
+                        log.info(LogSubsystem.INIT, "rank %d: %s=1, but %s does not move GPU memory (ptrSupport without "
+                                + "CUDA): the network FIFO's slots stay in pinned host memory", rank,
+                                CoreConfig.JCCL_NET_GDR, net.name());
                     } else {
                         log.info(LogSubsystem.INIT, "rank %d: no network FIFO for device collectives (%s): they go "
                                 + "through whole-buffer pinned host staging", rank, s.why());

@@ -80,6 +80,20 @@ class DeviceCollectivesTest {
     @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
     @MethodSource("layouts")
     void everyCollectiveInPlaceAndOutOfPlaceOnDeviceBuffers(int n, DataPath path, boolean fifo) {
+        everyCollective(n, path.config().netFifo(fifo).build(), path == DataPath.NETWORK && fifo, false);
+    }
+
+    /**
+     * The network FIFO with its slots in GPU memory, handed to the transport (GPUDirect): JcclSocket
+     * reports CUDA where the CUDA binding is present, and moves device memory through host mirrors.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3})
+    void everyCollectiveThroughTheNetworkFifoWithSlotsInGpuMemory(int n) {
+        everyCollective(n, DataPath.NETWORK.config().netFifo(true).netGpuDirect(true).build(), true, true);
+    }
+
+    private void everyCollective(int n, CommConfig config, boolean expectFifo, boolean expectGpuDirect) {
         CudaDevice gpu = Cuda.device(0);
         long sum = (long) n * (n + 1) / 2;
         // Every buffer and stream is made before the first collective and freed after the last, by all
@@ -88,7 +102,7 @@ class DeviceCollectivesTest {
         // waiting for this rank's next call (NCCL's users meet the same with ranks as threads).
         CudaStream[] streams = new CudaStream[n];
         DeviceBuffer[][] buffers = new DeviceBuffer[n][];
-        try (LocalRanks ranks = new LocalRanks(n, path.config().netFifo(fifo).build())) {
+        try (LocalRanks ranks = new LocalRanks(n, config)) {
             ranks.each((rank, comm) -> {
                 streams[rank] = gpu.createStream();
                 buffers[rank] = new DeviceBuffer[] {deviceFloats(gpu, COUNT * n, rank), deviceFloats(gpu, COUNT * n, -1),
@@ -161,7 +175,9 @@ class DeviceCollectivesTest {
                         assertFloats("recv from " + peer, read(r, COUNT), i -> value(peer, i));
                     }
                     assertEquals(null, comm.asyncError());
-                    assertEquals(path == DataPath.NETWORK && fifo, comm.usesNetworkFifo(), "the network FIFO runs "
+                    assertEquals(expectFifo, comm.usesNetworkFifo(), "the network FIFO runs "
+                            + "exactly where asked (if not, the log's INIT line says why)");
+                    assertEquals(expectGpuDirect, comm.usesNetworkGpuDirect(), "the FIFO's slots are GPU memory "
                             + "exactly where asked (if not, the log's INIT line says why)");
                 }
             });

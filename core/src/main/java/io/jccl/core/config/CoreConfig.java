@@ -104,6 +104,15 @@ public final class CoreConfig {
     public static final String JCCL_NET_FIFO = "JCCL_NET_FIFO";
 
     @EnvVar(defaultValue = "0",
+            description = "With the network FIFO (JCCL_NET_FIFO=1): 1 puts each rank's FIFO slots in its GPU's memory "
+                    + "and hands device pointers to the transport (GPUDirect RDMA: registered as CUDA memory, each "
+                    + "receive flushed with iflush before the kernel reads it), where the transport's ptrSupport has "
+                    + "CUDA; the counters stay in pinned host memory. 0 keeps the slots in pinned host memory. NCCL "
+                    + "decides this by NCCL_NET_GDR_LEVEL and the PCI distance between GPU and NIC; JCCL asks for it, "
+                    + "since a transport that copies device memory through the host (JcclSocket) is slower with it.")
+    public static final String JCCL_NET_GDR = "JCCL_NET_GDR";
+
+    @EnvVar(defaultValue = "0",
             description = "1 lets all-reduce go through a CollNet transport (in-network reduction, e.g. JcclCollNet) "
                     + "when one has a device and the ranks span 2 hosts or more: a host's ranks reduce into its first "
                     + "rank, which all-reduces with the other hosts' through CollNet (NCCL's CollNetChain); the tuner "

@@ -95,6 +95,11 @@ public final class NetFifo implements AutoCloseable {
         return PeerRing.FIFO_OFFSET + (long) channels * PeerRing.SLOTS * PeerRing.SLOT_BYTES;
     }
 
+    /** @return channel {@code c}'s slots in {@code slots}, a buffer of the FIFOs alone (GPU memory, GPUDirect) */
+    static MemorySegment slots(MemorySegment slots, int c) {
+        return slots.asSlice((long) c * PeerRing.SLOTS * PeerRing.SLOT_BYTES, (long) PeerRing.SLOTS * PeerRing.SLOT_BYTES);
+    }
+
     /** @return channel {@code c}'s FIFO in {@code region}: where its connection's slots are */
     static MemorySegment fifo(MemorySegment region, int c) {
         return region.asSlice(PeerRing.FIFO_OFFSET + (long) c * PeerRing.SLOTS * PeerRing.SLOT_BYTES,

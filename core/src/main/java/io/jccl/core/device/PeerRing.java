@@ -141,6 +141,12 @@ public final class PeerRing implements AutoCloseable {
     private NetFifo fifo;
     /** The outbox region of the network ring (the kernel's next and previous rank), or null. */
     private DeviceBuffer outbox;
+    /** The network ring's slots in GPU memory (GPUDirect: received into, sent from), or null. */
+    private DeviceBuffer deviceRecvSlots;
+    private DeviceBuffer deviceSendSlots;
+    /** Where the kernel reads its received slots and writes the ones it sends. */
+    private long recvFifoAddress;
+    private long sendFifoAddress;
     /** Blocks a call runs on at most: {@link #MAX_CHANNELS}, or the network ring's connections. */
     private int maxChannels = MAX_CHANNELS;
     private CudaEvent last;
@@ -160,6 +166,8 @@ public final class PeerRing implements AutoCloseable {
         this.control = control;
         this.timeoutNanos = timeoutNanos;
         this.arch = "--gpu-architecture=compute_" + device.computeCapability().replace(".", "");
+        this.recvFifoAddress = region.segment().address() + FIFO_OFFSET;
+        this.sendFifoAddress = nextAddress + FIFO_OFFSET;
     }
 
     /**
@@ -264,7 +272,8 @@ public final class PeerRing implements AutoCloseable {
      */
     @FunctionalInterface
     public interface FifoConnector {
-        List<Connection> connect(MemorySegment[] recvFifos, MemorySegment[] sendFifos);
+        /** @param onDevice whether the FIFOs are GPU memory (GPUDirect) */
+        List<Connection> connect(MemorySegment[] recvFifos, MemorySegment[] sendFifos, boolean onDevice);
     }
 
     /**
@@ -276,7 +285,8 @@ public final class PeerRing implements AutoCloseable {
      * @return the ring, or null and why not: the same outcome on every rank
      */
     public static Setup overNetwork(int rank, int nranks, CudaDevice device, Function<byte[], byte[][]> allGather,
-                                    String disabled, int channels, long timeoutNanos, FifoConnector connector) {
+                                    String disabled, int channels, long timeoutNanos, boolean gpuDirect,
+                                    FifoConnector connector) {
         Card mine = disabled != null ? Card.unwilling(disabled) : !Nvrtc.isAvailable()
                 ? Card.unwilling("NVRTC is unavailable: " + Nvrtc.unavailabilityCause().getMessage())
                 : new Card(true, "", ProcessHandle.current().pid(), device.pciBusId(), false, 0, new byte[0]);
@@ -288,22 +298,31 @@ public final class PeerRing implements AutoCloseable {
         DeviceBuffer region = null;
         DeviceBuffer outbox = null;
         DeviceBuffer control = null;
+        DeviceBuffer recvSlots = null;
+        DeviceBuffer sendSlots = null;
         String problem = null;
         try {
-            region = device.allocatePinnedHost(NetFifo.regionBytes(c));
-            outbox = device.allocatePinnedHost(NetFifo.regionBytes(c));
+            // With GPUDirect only the counters are pinned host memory; the slots are GPU memory.
+            region = device.allocatePinnedHost(NetFifo.regionBytes(gpuDirect ? 0 : c));
+            outbox = device.allocatePinnedHost(NetFifo.regionBytes(gpuDirect ? 0 : c));
             control = device.allocatePinnedHost(8);
+            if (gpuDirect) {
+                recvSlots = device.allocate(NetFifo.regionBytes(c) - FIFO_OFFSET);
+                sendSlots = device.allocate(NetFifo.regionBytes(c) - FIFO_OFFSET);
+            }
             region.segment().asSlice(0, FIFO_OFFSET).fill((byte) 0);
             outbox.segment().asSlice(0, FIFO_OFFSET).fill((byte) 0);
             control.segment().fill((byte) 0);
         } catch (RuntimeException e) {
-            problem = "cannot allocate pinned host memory for the FIFOs: " + e.getMessage();
+            problem = "cannot allocate the FIFOs' memory: " + e.getMessage();
         }
         why = firstUnwilling(cards(allGather.apply((problem == null ? mine : Card.unwilling(problem)).toBytes()), nranks));
         if (why != null) {
             close(region);
             close(outbox);
             close(control);
+            close(recvSlots);
+            close(sendSlots);
             return new Setup(null, why);
         }
         PeerRing ring = null;
@@ -311,14 +330,20 @@ public final class PeerRing implements AutoCloseable {
             MemorySegment[] recvFifos = new MemorySegment[c];
             MemorySegment[] sendFifos = new MemorySegment[c];
             for (int i = 0; i < c; i++) {
-                recvFifos[i] = NetFifo.fifo(region.segment(), i);
-                sendFifos[i] = NetFifo.fifo(outbox.segment(), i);
+                recvFifos[i] = gpuDirect ? NetFifo.slots(recvSlots.segment(), i) : NetFifo.fifo(region.segment(), i);
+                sendFifos[i] = gpuDirect ? NetFifo.slots(sendSlots.segment(), i) : NetFifo.fifo(outbox.segment(), i);
             }
-            List<Connection> connections = connector.connect(recvFifos, sendFifos);
+            List<Connection> connections = connector.connect(recvFifos, sendFifos, gpuDirect);
             long outboxAddress = outbox.segment().address();
             ring = new PeerRing(device, rank, nranks, region, null, null, outboxAddress, outboxAddress, control,
                     timeoutNanos);
             ring.outbox = outbox;
+            if (gpuDirect) {
+                ring.deviceRecvSlots = recvSlots;
+                ring.deviceSendSlots = sendSlots;
+                ring.recvFifoAddress = recvSlots.segment().address();
+                ring.sendFifoAddress = sendSlots.segment().address();
+            }
             ring.maxChannels = c;
             ring.fifo = NetFifo.start(c, region.segment(), outbox.segment(), connections, ring::abort, "jccl-fifo-proxy-r" + rank);
             return new Setup(ring, null);
@@ -326,6 +351,8 @@ public final class PeerRing implements AutoCloseable {
             close(region);
             close(outbox);
             close(control);
+            close(recvSlots);
+            close(sendSlots);
             throw e;
         }
     }
@@ -337,6 +364,11 @@ public final class PeerRing implements AutoCloseable {
             }
         }
         return null;
+    }
+
+    /** @return whether this network ring's slots are GPU memory that the transport reads and writes (GPUDirect) */
+    public boolean slotsInGpuMemory() {
+        return deviceRecvSlots != null;
     }
 
     /** @return whether this ring crosses the network (its kernels' neighbours are a proxy) */
@@ -479,7 +511,8 @@ public final class PeerRing implements AutoCloseable {
             fifo.expect(kind, root, count, type.size(), nranks, rank, grid);
         }
         f.launch(stream, grid, THREADS, kind, root, send, recv, count, nranks, rank,
-                region.segment().address(), nextAddress, prevAddress, control.segment(), timeoutNanos);
+                region.segment().address(), nextAddress, prevAddress, recvFifoAddress, sendFifoAddress, control.segment(),
+                timeoutNanos);
         if (op == ReduceOp.AVG && !premultiplies(type, op) && results > 0) {
             divisions.get(type).launch(stream, (int) Math.min(65535, (results + 255) / 256), 256, recv, results, nranks);
         }
@@ -645,6 +678,8 @@ public final class PeerRing implements AutoCloseable {
             last.close();
         }
         close(outbox);
+        close(deviceRecvSlots);
+        close(deviceSendSlots);
         close(nextMapping);
         close(prevMapping);
         close(region);

@@ -51,18 +51,28 @@ public final class ConnectionSetup {
      * @param buffer    the slot buffer ({@code NCCL_STEPS x slotBytes}) of a network connection, or null to
      *                  allocate one in the arena: a GPU's FIFO in pinned host memory (see
      *                  {@link io.jccl.core.device.NetFifo}) is its caller's
+     * @param onDevice  {@code buffer} is GPU memory: registered as {@link PointerType#CUDA} (the transport
+     *                  must support it) and flushed after each receive (GPUDirect)
      */
     public record Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm,
-                          MemorySegment buffer) {
+                          MemorySegment buffer, boolean onDevice) {
         public Request {
             if (buffer != null && (shm || buffer.byteSize() < (long) Connection.STEPS * slotBytes)) {
                 throw new IllegalArgumentException(name + ": a given buffer is for a network connection and holds "
                         + Connection.STEPS + " slots of " + slotBytes + " bytes");
             }
+            if (onDevice && buffer == null) {
+                throw new IllegalArgumentException(name + ": device memory must be given");
+            }
+        }
+
+        public Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm,
+                       MemorySegment buffer) {
+            this(peer, send, device, slotBytes, tag, name, shm, buffer, false);
         }
 
         public Request(int peer, boolean send, int device, int slotBytes, int tag, String name, boolean shm) {
-            this(peer, send, device, slotBytes, tag, name, shm, null);
+            this(peer, send, device, slotBytes, tag, name, shm, null, false);
         }
     }
 
@@ -158,16 +168,17 @@ public final class ConnectionSetup {
                     sends[i] = null;
                     made.add(c);
                     result[i] = c;
-                    c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                    c.memoryHandle = net.regMr(c.comm(), buffer, r.onDevice() ? PointerType.CUDA : PointerType.HOST);
                 } else {
-                    NetRecvConnection c = new NetRecvConnection(net, recvs[i], r.peer(), r.name(), buffer, r.slotBytes());
+                    NetRecvConnection c = new NetRecvConnection(net, recvs[i], r.peer(), r.name(), buffer, r.slotBytes(),
+                            r.onDevice());
                     recvs[i] = null;
                     made.add(c);
                     result[i] = c;
-                    c.memoryHandle = net.regMr(c.comm(), buffer, PointerType.HOST);
+                    c.memoryHandle = net.regMr(c.comm(), buffer, r.onDevice() ? PointerType.CUDA : PointerType.HOST);
                 }
-                log.info(LogSubsystem.INIT | LogSubsystem.NET, "Connected %s via %s/%d (%d x %d B slots)", r.name(),
-                        net.name(), r.device(), Connection.STEPS, r.slotBytes());
+                log.info(LogSubsystem.INIT | LogSubsystem.NET, "Connected %s via %s/%d (%d x %d B slots%s)", r.name(),
+                        net.name(), r.device(), Connection.STEPS, r.slotBytes(), r.onDevice() ? " in GPU memory, GPUDirect" : "");
             }
             ok = true;
             return List.of(result);
@@ -236,6 +247,10 @@ public final class ConnectionSetup {
 
     private static void checkDevice(NetPlugin net, Request r) throws NetException {
         NetProperties p = net.getProperties(r.device());
+        if (r.onDevice() && !PointerType.CUDA.isIn(p.ptrSupport())) {
+            throw NetException.invalidUsage(net.name() + " device " + r.device() + " (" + p.name()
+                    + ") cannot move GPU memory (ptrSupport " + PointerType.describe(p.ptrSupport()) + ")");
+        }
         if (!PointerType.HOST.isIn(p.ptrSupport())) {
             throw NetException.invalidUsage(net.name() + " device " + r.device() + " (" + p.name()
                     + ") cannot move host memory (ptrSupport " + PointerType.describe(p.ptrSupport()) + ")");

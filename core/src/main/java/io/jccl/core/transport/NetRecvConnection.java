@@ -25,15 +25,25 @@ public final class NetRecvConnection extends RecvConnection {
     private final MemorySegment[] irecvData = new MemorySegment[1];
     private final int[] irecvTags = new int[1];
     private final MemoryHandle[] irecvHandles = new MemoryHandle[1];
+    /** Slots in GPU memory that the transport wrote (GPUDirect): each receive is flushed before the kernel reads it. */
+    private final boolean flushes;
+    private final NetRequest[] flushing = new NetRequest[STEPS];
+    private final MemorySegment[] flushData = new MemorySegment[1];
     private long expected;
     private long posted;
     private long received;
     private long consumed;
 
     NetRecvConnection(NetPlugin net, RecvComm comm, int peer, String name, MemorySegment buffer, int slotBytes) {
+        this(net, comm, peer, name, buffer, slotBytes, false);
+    }
+
+    NetRecvConnection(NetPlugin net, RecvComm comm, int peer, String name, MemorySegment buffer, int slotBytes,
+                      boolean flushes) {
         super(peer, name, buffer, slotBytes);
         this.net = net;
         this.comm = comm;
+        this.flushes = flushes;
         irecvTags[0] = peer;
     }
 
@@ -86,11 +96,24 @@ public final class NetRecvConnection extends RecvConnection {
         }
         while (received < posted) {
             int s = (int) (received & MASK);
-            if (!net.test(requests[s], testSizes)) {
-                break;
+            if (requests[s] != null) {
+                if (!net.test(requests[s], testSizes)) {
+                    break;
+                }
+                sizes[s] = testSizes[0];
+                requests[s] = null;
+                if (flushes && sizes[s] > 0) {
+                    // NCCL's iflush: the NIC's writes into GPU memory are visible to the kernel after it.
+                    flushData[0] = slots[s].asSlice(0, sizes[s]);
+                    flushing[s] = net.iflush(comm, 1, flushData, irecvHandles);
+                }
             }
-            sizes[s] = testSizes[0];
-            requests[s] = null;
+            if (flushing[s] != null) {
+                if (!net.test(flushing[s], testSizes)) {
+                    break;
+                }
+                flushing[s] = null;
+            }
             received++;
             work++;
         }

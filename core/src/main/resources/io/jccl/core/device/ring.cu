@@ -9,7 +9,10 @@
 //   counters + 128  our send and receive step counts, kept between calls (a call continues the counts)
 //   counters + 192  RING_SLOTS u32: the bytes the previous rank wrote into each slot of ours (read by
 //                   NetFifo's proxy, which sends a slot's bytes when the "next rank" is the network)
-//   fifo            RING_SLOTS slots of RING_SLOT_BYTES, written by the previous rank
+//   fifo            RING_SLOTS slots of RING_SLOT_BYTES, written by the previous rank: at mine +
+//                   RING_FIFO_OFFSET between GPUs; through the network (NetFifo), recv_fifo and
+//                   send_fifo are this rank's slots, in pinned host memory or, with GPUDirect, in its
+//                   own GPU memory apart from the counters
 // A sender waits until the next rank has read the slot it reuses (head > step - SLOTS), writes it,
 // fences at system scope (the data reaches the peer before the counter does) and stores the next
 // rank's tail. A receiver waits for its tail to pass its step, reads the slot with volatile loads (a
@@ -238,7 +241,8 @@ __device__ bool ring_gather_rest(RingChannel& c, const RingRound& r, T* out, int
 // reduce a chain from the root, or to it.
 template <typename T, typename Op>
 __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,
-                                char* next, char* prev, volatile u32* control, u64 timeout_ns, Op op) {
+                                char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control,
+                                u64 timeout_ns, Op op) {
     const u64 ch = blockIdx.x;
     char* counters = mine + ch * RING_CHANNEL_STRIDE;
     __shared__ u64 send_step, recv_step;
@@ -249,8 +253,8 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
     c.next_tail = (volatile u64*) (next + ch * RING_CHANNEL_STRIDE);
     c.prev_head = (volatile u64*) (prev + ch * RING_CHANNEL_STRIDE + 64);
     c.next_sizes = (volatile u32*) (next + ch * RING_CHANNEL_STRIDE + 192);
-    c.recv_fifo = mine + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
-    c.send_fifo = next + RING_FIFO_OFFSET + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
+    c.recv_fifo = recv_fifo + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
+    c.send_fifo = send_fifo + ch * RING_SLOTS * (u64) RING_SLOT_BYTES;
     c.control = control;
     c.timeout_ns = timeout_ns;
     c.send_step = &send_step;
@@ -331,8 +335,8 @@ struct RingPreMulSum {
 #define RING_KERNEL(NAME, OP, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_##OP(                          \
             int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
-            char* next, char* prev, volatile u32* control, u64 timeout_ns) {                             \
-        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, \
+            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control, u64 timeout_ns) {                             \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, control, timeout_ns, \
                         RingPlain<T, NAME##_##OP##_op>());                                               \
     }
 
@@ -340,10 +344,10 @@ struct RingPreMulSum {
 #define RING_AVG_KERNEL(NAME, T, SCALE)                                                                  \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_avg(                           \
             int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
-            char* next, char* prev, volatile u32* control, u64 timeout_ns) {                             \
+            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control, u64 timeout_ns) {                             \
         RingPreMulSum<T, NAME##_sum_op, NAME##_prod_op> op;                                              \
         op.scale = SCALE(1.0 / nranks);                                                                  \
-        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, control, timeout_ns, op); \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, control, timeout_ns, op); \
     }
 #define RING_SCALE_FLOAT32(d) ((float) (d))
 #define RING_SCALE_FLOAT64(d) (d)
