@@ -187,6 +187,57 @@ class DeviceCollectivesTest {
     }
 
 
+    /**
+     * Two ranks through the network FIFO: all-reduces up to 128 KiB take one exchange (each rank sends
+     * its whole buffer and reduces the other's), larger ones the ring; every op, in and out of place,
+     * sizes on both sides of the switch and of a channel's share.
+     */
+    @org.junit.jupiter.api.Test
+    void allReducesOfTwoRanksThroughTheNetworkFifoAtEverySizeAndOp() {
+        CudaDevice gpu = Cuda.device(0);
+        long[] counts = {1, 3, 4, 1000, 32_768, 32_769, 65_537, 200_003};
+        long max = counts[counts.length - 1];
+        CudaStream[] streams = new CudaStream[2];
+        DeviceBuffer[][] buffers = new DeviceBuffer[2][];
+        try (LocalRanks ranks = new LocalRanks(2, DataPath.NETWORK.config().netFifo(true).build())) {
+            ranks.each((rank, comm) -> {
+                streams[rank] = gpu.createStream();
+                buffers[rank] = new DeviceBuffer[] {deviceFloats(gpu, max, rank), deviceFloats(gpu, max, -1),
+                        deviceFloats(gpu, max, rank)};
+            });
+            ranks.each((rank, comm) -> {
+                CudaStream stream = streams[rank];
+                MemorySegment send = buffers[rank][0].segment();
+                MemorySegment recv = buffers[rank][1].segment();
+                MemorySegment inPlace = buffers[rank][2].segment();
+                for (ReduceOp op : new ReduceOp[] {ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.AVG}) {
+                    // value(0, i) = k and value(1, i) = 2k, k = i % 97 + 1: every result is exact
+                    java.util.function.LongFunction<Float> expected = switch (op) {
+                        case SUM -> i -> 3f * (i % 97 + 1);
+                        case PROD -> i -> 2f * (i % 97 + 1) * (i % 97 + 1);
+                        case MAX -> i -> 2f * (i % 97 + 1);
+                        case MIN -> i -> (float) (i % 97 + 1);
+                        default -> i -> 1.5f * (i % 97 + 1);
+                    };
+                    for (long count : counts) {
+                        String what = op + " of " + count + " floats";
+                        comm.allReduce(send, recv, count, DataType.FLOAT32, op, stream);
+                        stream.synchronize();
+                        assertFloats(what, read(recv, count), expected);
+                        stream.copyAsync(inPlace.asSlice(0, count * 4), send.asSlice(0, count * 4));
+                        comm.allReduce(inPlace, inPlace, count, DataType.FLOAT32, op, stream);
+                        stream.synchronize();
+                        assertFloats(what + " in place", read(inPlace, count), expected);
+                    }
+                }
+                assertTrue(comm.usesNetworkFifo(), "the network FIFO runs (if not, the log's INIT line says why)");
+                assertEquals(null, comm.asyncError());
+            });
+        } finally {
+            closeAll(streams, buffers);
+        }
+    }
+
     @ParameterizedTest(name = "{0} ranks, {1}, network FIFO {2}")
     @MethodSource("layouts")
     void theCallReturnsOnceQueuedAndTheCollectiveRunsWhenItsStreamGetsThere(int n, DataPath path, boolean fifo) {

@@ -154,6 +154,10 @@ public final class NetFifo implements AutoCloseable {
                 sendsPerRound = nranks - 1;
                 recvsPerRound = nranks - 1;
             }
+            case PeerRing.ALL_REDUCE_PAIR -> {
+                sendsPerRound = 1;
+                recvsPerRound = 1;
+            }
             case PeerRing.BROADCAST -> {
                 int position = Math.floorMod(rank - root, nranks); // 0: the root
                 sendsPerRound = position < nranks - 1 ? 1 : 0;

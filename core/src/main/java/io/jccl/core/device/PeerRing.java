@@ -455,6 +455,13 @@ public final class PeerRing implements AutoCloseable {
     static final int ALL_GATHER = 2;
     static final int BROADCAST = 3;
     static final int REDUCE = 4;
+    /** All-reduce of two ranks through the network in one exchange (one hop a round, not two). */
+    static final int ALL_REDUCE_PAIR = 5;
+    /**
+     * Largest all-reduce of two ranks that takes {@link #ALL_REDUCE_PAIR} through the network: the
+     * latency-bound sizes, where a hop of the proxy and transport costs more than moving the bytes.
+     */
+    static final long PAIR_MAX_BYTES = 128 << 10;
 
     /**
      * Queues the all-reduce of {@code count} elements on {@code stream} and returns. Every rank makes
@@ -507,6 +514,9 @@ public final class PeerRing implements AutoCloseable {
                     + device);
         }
         int grid = Math.min(maxChannels, channels(count * type.size()));
+        if (kind == ALL_REDUCE && fifo != null && nranks == 2 && count * type.size() <= PAIR_MAX_BYTES) {
+            kind = ALL_REDUCE_PAIR; // decided alike on both ranks, from the call's arguments
+        }
         if (fifo != null) {
             fifo.expect(kind, root, count, type.size(), nranks, rank, grid);
         }

@@ -191,6 +191,9 @@ __device__ __forceinline__ int ring_mod(int a, int n) { return ((a % n) + n) % n
 #define RING_ALL_GATHER 2
 #define RING_BROADCAST 3
 #define RING_REDUCE 4
+// All-reduce of two ranks in one exchange: each sends its whole round and reduces what the other
+// sent, one hop instead of the ring's two (both compute other (op) mine, the same bits as the ring).
+#define RING_ALL_REDUCE_PAIR 5
 
 // One round of a block's share: chunk k is at off(k) of the input (or output) and holds len(k)
 // elements. All-reduce cuts the round's range into n chunks; reduce-scatter and all-gather take the
@@ -294,6 +297,9 @@ __device__ void ring_collective(int kind, int root, const T* in, T* out, u64 cou
         } else if (kind == RING_ALL_GATHER) {
             ok = ring_step(c, false, true, in + r.at, out + r.off(rank), r.len(rank), op)
                     && ring_gather_rest(c, r, out, nranks, rank, op);
+        } else if (kind == RING_ALL_REDUCE_PAIR) {
+            ok = ring_step(c, false, true, in + r.at, (T*) 0, r.len(0), op)
+                    && ring_step(c, true, false, in + r.at, out + r.at, r.len(0), op);
         } else if (kind == RING_BROADCAST) {
             const int position = ring_mod(rank - root, nranks); // 0: the root, n-1: the chain's end
             ok = position == 0 ? ring_step(c, false, true, in + r.at, in == out ? (T*) 0 : out + r.at, r.len(0), op)

@@ -201,8 +201,8 @@ class NetFifoTest {
     void required_theStepCountsAreTheKernelsLoop() {
         int[] elementSizes = {1, 2, 4, 8};
         long[] counts = {1, 15, 16, 17, 1000, 65_536, 65_537, 262_147, 3_000_001};
-        for (int kind = PeerRing.ALL_REDUCE; kind <= PeerRing.REDUCE; kind++) {
-            for (int n = 2; n <= 5; n++) {
+        for (int kind = PeerRing.ALL_REDUCE; kind <= PeerRing.ALL_REDUCE_PAIR; kind++) {
+            for (int n = 2; n <= (kind == PeerRing.ALL_REDUCE_PAIR ? 2 : 5); n++) {
                 for (int rank = 0; rank < n; rank++) {
                     for (int root = 0; root < n; root++) {
                         for (int size : elementSizes) {
@@ -254,6 +254,10 @@ class NetFifoTest {
                 case PeerRing.ALL_GATHER -> {
                     step(steps, false, true);
                     gatherRest(steps, n);
+                }
+                case PeerRing.ALL_REDUCE_PAIR -> {
+                    step(steps, false, true);
+                    step(steps, true, false);
                 }
                 case PeerRing.BROADCAST -> {
                     int position = Math.floorMod(rank - root, n);
