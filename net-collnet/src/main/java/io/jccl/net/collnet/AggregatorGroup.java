@@ -27,7 +27,8 @@ import java.util.List;
  *
  * <p>Per rank three threads with blocking I/O: a reader (chunks in), a writer (results out) and
  * a heartbeat echo. Any rank's end (EOF, a protocol error, heartbeat silence) fails the group:
- * every rank is sent the reason in place of its next result, and the connections are closed.
+ * every rank is sent the reason in place of its next result not yet reduced (a reduction that
+ * completed is still delivered), and the connections are closed.
  */
 final class AggregatorGroup {
     /** How long a failed group waits for its reasons to be written before it closes the connections. */
@@ -205,7 +206,9 @@ final class AggregatorGroup {
                     while (!(ready[slot] && accepting[slot] == g) && failure == null) {
                         wait();
                     }
-                    reason = failure;
+                    // A reduction that completed goes out even after a failure: a rank that got its
+                    // result and closed (or died) must not take the others' results of it with it.
+                    reason = ready[slot] && accepting[slot] == g ? null : failure;
                     b = bytes[slot];
                 }
                 if (reason != null) {
