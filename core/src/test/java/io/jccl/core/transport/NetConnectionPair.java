@@ -21,6 +21,13 @@ public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) 
      */
     public static NetConnectionPair connect(NetPlugin net, int sender, int receiver, MemorySegment sendBuffer,
                                             MemorySegment recvBuffer, int slotBytes) throws NetException {
+        return connect(net, sender, receiver, sendBuffer, recvBuffer, slotBytes, false);
+    }
+
+    /** @param flushes whether the receiving end flushes each receive (as for slots in GPU memory) */
+    public static NetConnectionPair connect(NetPlugin net, int sender, int receiver, MemorySegment sendBuffer,
+                                            MemorySegment recvBuffer, int slotBytes, boolean flushes)
+            throws NetException {
         NetHandle handle = NetHandle.allocate();
         ListenComm listen = net.listen(0, handle);
         SendComm s = null;
@@ -41,7 +48,8 @@ public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) 
         NetSendConnection send = new NetSendConnection(net, s, sender, receiver, "send to rank " + receiver, sendBuffer,
                 slotBytes);
         send.memoryHandle = net.regMr(s, sendBuffer, PointerType.HOST);
-        NetRecvConnection recv = new NetRecvConnection(net, r, sender, "recv from rank " + sender, recvBuffer, slotBytes);
+        NetRecvConnection recv = new NetRecvConnection(net, r, sender, "recv from rank " + sender, recvBuffer, slotBytes,
+                flushes);
         recv.memoryHandle = net.regMr(r, recvBuffer, PointerType.HOST);
         return new NetConnectionPair(send, recv);
     }

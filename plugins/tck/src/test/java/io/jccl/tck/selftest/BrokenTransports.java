@@ -1,5 +1,6 @@
 package io.jccl.tck.selftest;
 
+import io.jccl.spi.ForwardingNetPlugin;
 import io.jccl.spi.ListenComm;
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetComm;

@@ -1,5 +1,6 @@
 package io.jccl.tck.selftest;
 
+import io.jccl.spi.ForwardingNetPlugin;
 import io.jccl.spi.NetPlugin;
 
 import java.util.Set;

@@ -1,5 +1,6 @@
 package io.jccl.tck.selftest;
 
+import io.jccl.spi.ForwardingNetPlugin;
 import io.jccl.net.socket.SocketNetPlugin;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetLogger;

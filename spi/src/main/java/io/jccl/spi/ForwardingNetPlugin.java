@@ -1,23 +1,11 @@
-package io.jccl.tck.selftest;
-
-import io.jccl.spi.ListenComm;
-import io.jccl.spi.MemoryHandle;
-import io.jccl.spi.NetComm;
-import io.jccl.spi.NetException;
-import io.jccl.spi.NetHandle;
-import io.jccl.spi.NetLogger;
-import io.jccl.spi.NetPlugin;
-import io.jccl.spi.NetProperties;
-import io.jccl.spi.NetRequest;
-import io.jccl.spi.PointerType;
-import io.jccl.spi.RecvComm;
-import io.jccl.spi.SendComm;
+package io.jccl.spi;
 
 import java.lang.foreign.MemorySegment;
 
 /**
- * A transport that forwards every call to another: the base of the kit's deliberately broken
- * transports, each of which overrides one behaviour of a correct transport (JcclSocket).
+ * A transport that forwards every call to another, for wrapping one: override the calls to observe
+ * or change (tracing, fault injection). The conformance kit's deliberately broken transports and
+ * core's tests of how the engine meets a transport's behaviour are built on it.
  */
 public class ForwardingNetPlugin implements NetPlugin {
     protected final NetPlugin delegate;
@@ -64,6 +52,12 @@ public class ForwardingNetPlugin implements NetPlugin {
     @Override
     public MemoryHandle regMr(NetComm comm, MemorySegment data, PointerType type) throws NetException {
         return delegate.regMr(comm, data, type);
+    }
+
+    @Override
+    public MemoryHandle regMrDmaBuf(NetComm comm, MemorySegment data, PointerType type, long offset, int fd)
+            throws NetException {
+        return delegate.regMrDmaBuf(comm, data, type, offset, fd);
     }
 
     @Override
