@@ -1434,11 +1434,11 @@ public final class Communicator implements AutoCloseable {
                                 + "kernels on %s fill and drain %s, a proxy moves them (%s)", rank, stream.device(),
                                 gpuDirect ? "slots in GPU memory that " + net.name() + " reads and writes (GPUDirect)"
                                         : "pinned host slots", s.ring().connections());
-                    }
-                    if (config.netGpuDirect() && !gpuDirect) {
-                        log.info(LogSubsystem.INIT, "rank %d: %s=1, but %s does not move GPU memory (ptrSupport without "
-                                + "CUDA): the network FIFO's slots stay in pinned host memory", rank,
-                                CoreConfig.JCCL_NET_GDR, net.name());
+                        if (config.netGpuDirect() && !gpuDirect) {
+                            log.info(LogSubsystem.INIT, "rank %d: %s=1, but %s does not move GPU memory (ptrSupport "
+                                    + "without CUDA): the network FIFO's slots stay in pinned host memory", rank,
+                                    CoreConfig.JCCL_NET_GDR, net.name());
+                        }
                     } else {
                         log.info(LogSubsystem.INIT, "rank %d: no network FIFO for device collectives (%s): they go "
                                 + "through whole-buffer pinned host staging", rank, s.why());

@@ -29,6 +29,8 @@ public final class NetRecvConnection extends RecvConnection {
     private final boolean flushes;
     private final NetRequest[] flushing = new NetRequest[STEPS];
     private final MemorySegment[] flushData = new MemorySegment[1];
+    /** Per slot, the range last flushed: reused while receives keep their size, so flushing allocates nothing. */
+    private final MemorySegment[] flushRanges = new MemorySegment[STEPS];
     private long expected;
     private long posted;
     private long received;
@@ -104,7 +106,12 @@ public final class NetRecvConnection extends RecvConnection {
                 requests[s] = null;
                 if (flushes && sizes[s] > 0) {
                     // NCCL's iflush: the NIC's writes into GPU memory are visible to the kernel after it.
-                    flushData[0] = slots[s].asSlice(0, sizes[s]);
+                    MemorySegment range = flushRanges[s];
+                    if (range == null || range.byteSize() != sizes[s]) {
+                        range = slots[s].asSlice(0, sizes[s]);
+                        flushRanges[s] = range;
+                    }
+                    flushData[0] = range;
                     flushing[s] = net.iflush(comm, 1, flushData, irecvHandles);
                 }
             }

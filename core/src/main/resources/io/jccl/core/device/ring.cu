@@ -340,20 +340,23 @@ struct RingPreMulSum {
 // floats: sum, then reduce.cu's division); broadcast and all-gather move bytes with uint8's.
 #define RING_KERNEL(NAME, OP, T)                                                                         \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_##OP(                          \
-            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
-            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control, u64 timeout_ns) {                             \
-        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, control, timeout_ns, \
-                        RingPlain<T, NAME##_##OP##_op>());                                               \
+            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,        \
+            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control,             \
+            u64 timeout_ns) {                                                                            \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, \
+                        control, timeout_ns, RingPlain<T, NAME##_##OP##_op>());                          \
     }
 
 // jccl_ring_<type>_avg for float, double, float16 and bfloat16: SCALE(d) is 1/n (a double) in T.
 #define RING_AVG_KERNEL(NAME, T, SCALE)                                                                  \
     extern "C" __global__ void __launch_bounds__(1024) jccl_ring_##NAME##_avg(                           \
-            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,         \
-            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control, u64 timeout_ns) {                             \
+            int kind, int root, const T* in, T* out, u64 count, int nranks, int rank, char* mine,        \
+            char* next, char* prev, char* recv_fifo, char* send_fifo, volatile u32* control,             \
+            u64 timeout_ns) {                                                                            \
         RingPreMulSum<T, NAME##_sum_op, NAME##_prod_op> op;                                              \
         op.scale = SCALE(1.0 / nranks);                                                                  \
-        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, control, timeout_ns, op); \
+        ring_collective(kind, root, in, out, count, nranks, rank, mine, next, prev, recv_fifo, send_fifo, \
+                        control, timeout_ns, op);                                                        \
     }
 #define RING_SCALE_FLOAT32(d) ((float) (d))
 #define RING_SCALE_FLOAT64(d) (d)

@@ -14,7 +14,7 @@ import java.lang.foreign.MemorySegment;
  * Tests' way to one network connection in one process, without a bootstrap: the two ends
  * {@link ConnectionSetup} would make, over slot buffers the test gives.
  */
-public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) {
+public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) implements AutoCloseable {
     /**
      * @param sendBuffer the sender's {@code NCCL_STEPS x slotBytes} slots
      * @param recvBuffer the receiver's
@@ -52,5 +52,12 @@ public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) 
                 flushes);
         recv.memoryHandle = net.regMr(r, recvBuffer, PointerType.HOST);
         return new NetConnectionPair(send, recv);
+    }
+
+    /** Closes both ends. */
+    @Override
+    public void close() {
+        send.close();
+        recv.close();
     }
 }

@@ -79,6 +79,12 @@ class NetRecvConnectionFlushTest {
         }
     }
 
+    /** One connection from rank 0 to rank 1 over {@code net}, whose receiving end flushes (GPU slots). */
+    private static NetConnectionPair flushingPair(NetPlugin net, Arena arena) throws NetException {
+        return NetConnectionPair.connect(net, 0, 1, arena.allocate(Connection.STEPS * SLOT, 4096),
+                arena.allocate(Connection.STEPS * SLOT, 4096), SLOT, true);
+    }
+
     private static void send(NetConnectionPair pair, int bytes) throws NetException {
         while (!pair.send().hasRoom()) {
             pair.send().progress();
@@ -100,29 +106,22 @@ class NetRecvConnectionFlushTest {
     @Test
     void aReceiveIntoGpuSlotsReachesTheKernelOnlyAfterItsFlushCompleted() throws Exception {
         HeldFlushes net = new HeldFlushes(socket);
-        try (Arena arena = Arena.ofShared()) {
-            NetConnectionPair pair = NetConnectionPair.connect(net, 0, 1, arena.allocate(Connection.STEPS * SLOT, 4096),
-                    arena.allocate(Connection.STEPS * SLOT, 4096), SLOT, true);
-            try {
-                pair.recv().expect(2);
-                send(pair, 100);
-                until(pair, () -> net.flushedBytes.size() == 1);
-                assertEquals(List.of(100L), net.flushedBytes, "the flush covers the bytes received");
-                for (int i = 0; i < 1000; i++) {
-                    pair.recv().progress();
-                }
-                assertEquals(0, pair.recv().received(), "a slot whose flush is pending is not handed over");
-                net.release();
-                until(pair, () -> pair.recv().received() == 1);
-                assertEquals(100, pair.recv().dataSize());
-                pair.recv().consume();
-                send(pair, SLOT);
-                until(pair, () -> pair.recv().received() == 2);
-                assertEquals(List.of(100L, (long) SLOT), net.flushedBytes);
-            } finally {
-                pair.send().close();
-                pair.recv().close();
+        try (Arena arena = Arena.ofShared(); NetConnectionPair pair = flushingPair(net, arena)) {
+            pair.recv().expect(2);
+            send(pair, 100);
+            until(pair, () -> net.flushedBytes.size() == 1);
+            assertEquals(List.of(100L), net.flushedBytes, "the flush covers the bytes received");
+            for (int i = 0; i < 1000; i++) {
+                pair.recv().progress();
             }
+            assertEquals(0, pair.recv().received(), "a slot whose flush is pending is not handed over");
+            net.release();
+            until(pair, () -> pair.recv().received() == 1);
+            assertEquals(100, pair.recv().dataSize());
+            pair.recv().consume();
+            send(pair, SLOT);
+            until(pair, () -> pair.recv().received() == 2);
+            assertEquals(List.of(100L, (long) SLOT), net.flushedBytes);
         }
     }
 
@@ -130,19 +129,12 @@ class NetRecvConnectionFlushTest {
     void aFailedFlushFailsTheConnectionInOneLine() throws Exception {
         HeldFlushes net = new HeldFlushes(socket);
         net.failing = true;
-        try (Arena arena = Arena.ofShared()) {
-            NetConnectionPair pair = NetConnectionPair.connect(net, 0, 1, arena.allocate(Connection.STEPS * SLOT, 4096),
-                    arena.allocate(Connection.STEPS * SLOT, 4096), SLOT, true);
-            try {
-                pair.recv().expect(1);
-                send(pair, 64);
-                NetException e = assertThrows(NetException.class, () -> until(pair, () -> false));
-                assertTrue(e.getMessage().contains("the flush failed") && !e.getMessage().contains("\n"), e.getMessage());
-                assertEquals(0, pair.recv().received());
-            } finally {
-                pair.send().close();
-                pair.recv().close();
-            }
+        try (Arena arena = Arena.ofShared(); NetConnectionPair pair = flushingPair(net, arena)) {
+            pair.recv().expect(1);
+            send(pair, 64);
+            NetException e = assertThrows(NetException.class, () -> until(pair, () -> false));
+            assertTrue(e.getMessage().contains("the flush failed") && !e.getMessage().contains("\n"), e.getMessage());
+            assertEquals(0, pair.recv().received());
         }
     }
 }
