@@ -38,6 +38,11 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
     /** A WANT went out and no CTS has come since: one is enough. */
     private boolean wantSent;
+    /**
+     * The last send was small, so the receiver holds its CTS frames back (its {@code streaming}
+     * is false): they come in batches, and a small send goes EAGER without looking for them first.
+     */
+    private boolean receiverHoldsBack;
     /** The WANT byte for the liveness socket, where the peer's liveness thread sees it at once. */
     private final ByteBuffer wantByte = ByteBuffer.allocateDirect(1).put(0, LivenessWatch.WANT);
     private long eagerHead;
@@ -85,6 +90,17 @@ final class SocketSendComm extends SocketComm implements SendComm {
                     + " bytes in one message (maxP2pBytes); got " + size);
         }
         if (ctsHead == ctsTail || eagerHead != eagerTail) {
+            if (receiverHoldsBack && size <= eagerLimit && eagerTail - eagerHead < Wire.EAGER_SLOTS / 2
+                    && !out.busy()) {
+                // The receiver writes its CTS frames in batches now, and EAGER credit is to spare:
+                // send without a read syscall for frames that are rarely there; they are read once
+                // half the credit is out (or by test()).
+                checkUsable();
+                SendRequest r = sendEager(region, offset, tag, size);
+                if (r != null) {
+                    return r;
+                }
+            }
             progress();
             if (ctsHead == ctsTail || eagerHead != eagerTail) {
                 // No receive in hand, or earlier EAGERs not yet placed (this send goes after them).
@@ -121,6 +137,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
         r.size = (int) size;
+        receiverHoldsBack = size <= Wire.EAGER_SLOT_BYTES;
         ByteBuffer frame = out.stage(stagedBytes);
         int flags = oversize ? Wire.FLAG_OVERSIZE : inline ? Wire.FLAG_INLINE : 0;
         frame.put(Wire.DATA).put((byte) buffer).put((byte) flags).put((byte) 0).putInt((int) seq).putLong(size);
@@ -182,6 +199,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
         r.size = (int) size;
+        receiverHoldsBack = true;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
         eagerTag[e] = tag;
@@ -301,6 +319,12 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (!r.active) {
             throw NetException.internalError("test of a JcclSocket send that is not in flight (already reported done?)");
         }
+        if (r.pending() == 0 && deferHead == deferTail && !out.busy()) {
+            // All of it is with the kernel (an inline or EAGER send, or the last chunk written): done
+            // without a read syscall, as NCCL's Socket completes a send once it is written.
+            checkUsable();
+            return complete(r, sizes);
+        }
         try {
             if (deferHead != deferTail) {
                 stripeDeferred();
@@ -313,13 +337,18 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (r.pending() != 0) {
             return false;
         }
+        return complete(r, sizes);
+    }
+
+    private boolean complete(SendRequest r, int[] sizes) throws NetException {
         NetException error = r.error;
+        int size = r.size;
         release(r);
         if (error != null) {
             throw error;
         }
         if (sizes != null && sizes.length > 0) {
-            sizes[0] = r.size;
+            sizes[0] = size;
         }
         return true;
     }
