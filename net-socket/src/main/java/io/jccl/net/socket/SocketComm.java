@@ -42,6 +42,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final ControlIn in;
     final DataStream[] streams;
     private final StreamWorker[] workers;
+    /** This comm counts in the plugin's {@link IoThreadBudget}. */
+    private final boolean reservedThreads;
     /** Copies between device memory and its host mirrors; made at the first device registration. */
     DeviceStaging staging;
     final int inlineBytes;
@@ -72,7 +74,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         for (int s = 0; s < data.length; s++) {
             streams[s] = new DataStream(s + 1, data[s], sending);
         }
-        int t = data.length == 0 ? 0 : Math.max(1, Math.min(threads, data.length));
+        int t = data.length == 0 ? 0 : plugin.ioThreads().reserve(Math.max(1, Math.min(threads, data.length)));
+        this.reservedThreads = t > 0;
         this.workers = new StreamWorker[t];
         for (int w = 0; w < t; w++) {
             int count = 0;
@@ -83,7 +86,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             for (int s = w, k = 0; s < data.length; s += t) {
                 mine[k++] = streams[s];
             }
-            workers[w] = new StreamWorker(this, mine,
+            workers[w] = new StreamWorker(this, mine, settings.spinNanos(),
                     "jccl-socket-" + (sending ? "send" : "recv") + "-" + peer + "-" + w);
         }
     }
@@ -275,6 +278,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         closed = true;
         for (StreamWorker w : workers) {
             w.stop();
+        }
+        if (reservedThreads) {
+            plugin.ioThreads().release();
         }
         if (staging != null) {
             try {

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Every variable JcclSocket reads, and the settings parsed from them. NCCL's names are used where
@@ -85,6 +86,19 @@ public final class SocketConfig {
                     + "JCCL_SHIM_GDR=1. 0: host memory only.")
     public static final String JCCL_SOCKET_CUDA = "JCCL_SOCKET_CUDA";
 
+    @EnvVar(defaultValue = "0",
+            description = "Microseconds an I/O thread keeps polling its data streams after it last moved a byte, "
+                    + "before it blocks in its selector or parks: a thread that blocks must be woken (a futex wake "
+                    + "and a scheduler pass, slow from a deep idle state) at the next message. 0: a few hundred polls only.")
+    public static final String JCCL_SOCKET_SPIN_US = "JCCL_SOCKET_SPIN_US";
+
+    @EnvVar(defaultValue = "auto",
+            description = "I/O threads of all JcclSocket connections of a process together; a connection gets a fair "
+                    + "share when it is made, at least 1. auto: a quarter of the usable cores while NCCL_SOCKET_NTHREADS "
+                    + "is auto, no bound when NCCL_SOCKET_NTHREADS is set; 0: no bound. Under NCCL the shim makes it 0 "
+                    + "unless set (NCCL's per-connection threads).")
+    public static final String JCCL_SOCKET_IO_THREADS = "JCCL_SOCKET_IO_THREADS";
+
     /** The most I/O threads per connection, as in NCCL. */
     static final int MAX_THREADS = 16;
     /** The most data streams per connection, as in NCCL. */
@@ -106,10 +120,12 @@ public final class SocketConfig {
      * @param timeout        failure-detection bound
      * @param connectTimeout connection set-up bound
      * @param layoutReason   why the stream layout is what it is, for the log
+     * @param spinNanos      how long an idle I/O thread polls before it blocks
+     * @param ioThreadLimit  I/O threads of all comms of the process together, 0 for no bound
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
-                    Duration timeout, Duration connectTimeout, String layoutReason) {
+                    Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, int ioThreadLimit) {
 
         /**
          * @return how often every comm sends a heartbeat on its liveness socket: every second, or
@@ -129,7 +145,7 @@ public final class SocketConfig {
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
                     inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
-                    connectTimeout, "chosen by the listener");
+                    connectTimeout, "chosen by the listener", spinNanos, ioThreadLimit);
         }
     }
 
@@ -172,7 +188,24 @@ public final class SocketConfig {
         return new Settings(Env.get(NCCL_SOCKET_IFNAME), InterfaceFilter.family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
                 inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
-                Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why);
+                Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why,
+                TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_SPIN_US, Env.getInt(JCCL_SOCKET_SPIN_US, 0), 0, 1_000_000)),
+                ioThreadLimit(threadsAuto, Runtime.getRuntime().availableProcessors()));
+    }
+
+    /**
+     * @param threadsAuto whether NCCL_SOCKET_NTHREADS is left to JcclSocket
+     * @param usable      the CPUs this process may run on
+     * @return the bound on the I/O threads of all comms of the process: {@code JCCL_SOCKET_IO_THREADS}
+     *         if set, else a quarter of the usable cores (other ranks of the host share them) while the
+     *         layout is automatic, and none when NCCL_SOCKET_NTHREADS sets the threads per comm
+     */
+    static int ioThreadLimit(boolean threadsAuto, int usable) {
+        String v = Env.get(JCCL_SOCKET_IO_THREADS);
+        if (v != null && !v.equalsIgnoreCase("auto")) {
+            return positive(JCCL_SOCKET_IO_THREADS, Env.getInt(JCCL_SOCKET_IO_THREADS, 0), 0, 4096);
+        }
+        return threadsAuto ? Math.max(1, usable / 4) : 0;
     }
 
     private static boolean isAuto(String name) {

@@ -44,6 +44,8 @@ public final class SocketNetPlugin implements NetPlugin {
 
     private volatile NetLogger logger = NetLogger.noop();
     private volatile SocketConfig.Settings settings;
+    /** Bounds the I/O threads of this plugin's comms together; set at init. */
+    private volatile IoThreadBudget ioThreads = new IoThreadBudget(0);
     /** Why device memory is not taken (ptrSupport HOST only), or null when it is. */
     private volatile String noDeviceMemory = "not initialised";
     private volatile List<SocketDevice> devices;
@@ -105,6 +107,7 @@ public final class SocketNetPlugin implements NetPlugin {
                     + (s.family() == 0 ? "" : " with an IPv" + s.family() + " address"));
         }
         settings = s;
+        ioThreads = new IoThreadBudget(s.ioThreadLimit());
         noDeviceMemory = noCuda;
         devices = found;
         StringBuilder list = new StringBuilder();
@@ -114,7 +117,10 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection (%s); %s", list, s.streams(), s.threads(), s.layoutReason(), noCuda == null
+                + "per connection (%s), %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
+                s.ioThreadLimit() == 0 ? "no bound on all connections' I/O threads"
+                        : "at most " + s.ioThreadLimit() + " I/O threads for all connections together (JCCL_SOCKET_IO_THREADS)",
+                noCuda == null
                 ? "CUDA device memory staged through pinned host mirrors (ptrSupport HOST|CUDA)"
                 : "host memory only: " + noCuda);
     }
@@ -122,6 +128,10 @@ public final class SocketNetPlugin implements NetPlugin {
     private static boolean jdkNetPresent() {
         ModuleLayer layer = SocketNetPlugin.class.getModule().getLayer();
         return (layer != null ? layer : ModuleLayer.boot()).findModule("jdk.net").isPresent();
+    }
+
+    IoThreadBudget ioThreads() {
+        return ioThreads;
     }
 
     NetLogger logger() {

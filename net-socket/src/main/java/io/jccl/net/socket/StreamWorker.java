@@ -29,6 +29,8 @@ final class StreamWorker implements Runnable {
 
     private final SocketComm comm;
     private final DataStream[] streams;
+    /** Polls at least this long after the last byte moved before backing off (JCCL_SOCKET_SPIN_US). */
+    private final long spinNanos;
     private final Thread thread;
     /** Over this worker's streams (read or write readiness); null if none could be opened. */
     private final Selector selector;
@@ -36,9 +38,10 @@ final class StreamWorker implements Runnable {
     private volatile int state = RUNNING;
     private volatile boolean stopping;
 
-    StreamWorker(SocketComm comm, DataStream[] streams, String name) {
+    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, String name) {
         this.comm = comm;
         this.streams = streams;
+        this.spinNanos = spinNanos;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
         this.selector = openSelector(streams);
@@ -106,6 +109,7 @@ final class StreamWorker implements Runnable {
     @Override
     public void run() {
         int idleRounds = 0;
+        long lastMoved = 0;
         try {
             while (!stopping && comm.failure() == null) {
                 long moved = 0;
@@ -114,7 +118,10 @@ final class StreamWorker implements Runnable {
                 }
                 if (moved > 0) {
                     idleRounds = 0;
-                } else if (++idleRounds <= SPINS) {
+                    if (spinNanos > 0) {
+                        lastMoved = System.nanoTime();
+                    }
+                } else if (++idleRounds <= SPINS || spinNanos > 0 && System.nanoTime() - lastMoved < spinNanos) {
                     Thread.onSpinWait();
                 } else if (idleRounds <= SPINS + YIELDS) {
                     Thread.yield();
