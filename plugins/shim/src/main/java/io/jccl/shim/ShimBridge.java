@@ -53,13 +53,7 @@ public final class ShimBridge {
             if (missing != null) {
                 return missing;
             }
-            // NCCL gives each connection NCCL_SOCKET_NTHREADS threads; JcclSocket's process-wide bound
-            // (for JCCL's own engine, whose rings open many connections per rank) cost NCCL 20% of its
-            // all_reduce busbw with 8 channels (H200, 512 MiB: 10.1 against 12.7 GB/s), so it is off here
-            // unless set. Other transports do not read the name.
-            if (io.jccl.spi.config.Env.get(SOCKET_IO_THREADS) == null) {
-                System.setProperty(SOCKET_IO_THREADS, "0");
-            }
+            keepThreadsPerConnection();
             String netName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "netName")));
             String collNetName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "collNetName")));
             ShimLogger logger = new ShimLogger(s.get(JAVA_LONG, offset(SERVICES, "log")));
@@ -77,6 +71,18 @@ public final class ShimBridge {
             return null;
         } catch (Throwable e) {
             return "the Java half of the shim failed to start: " + e;
+        }
+    }
+
+    /**
+     * NCCL gives each connection NCCL_SOCKET_NTHREADS threads; JcclSocket's process-wide bound on
+     * them (for JCCL's own engine, whose rings open many connections per rank) cost NCCL a fifth of
+     * its all_reduce busbw with 8 channels (H200, 512 MiB: 10.1 against 12.7 GB/s), so under NCCL it
+     * is off unless the user set it. Other transports do not read the name.
+     */
+    static void keepThreadsPerConnection() {
+        if (io.jccl.spi.config.Env.get(SOCKET_IO_THREADS) == null) {
+            System.setProperty(SOCKET_IO_THREADS, "0");
         }
     }
 
