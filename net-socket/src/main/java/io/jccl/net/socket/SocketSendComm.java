@@ -94,7 +94,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
                     && !out.busy()) {
                 // The receiver writes its CTS frames in batches now, and EAGER credit is to spare:
                 // send without a read syscall for frames that are rarely there; they are read once
-                // half the credit is out (or by test()).
+                // half the credit is out, or by test() of a send not yet written.
                 checkUsable();
                 SendRequest r = sendEager(region, offset, tag, size);
                 if (r != null) {
