@@ -175,7 +175,6 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             if (out.busy()) {
                 out.flush();
             }
-            in.newPass();
             readInbound();
         } catch (IOException e) {
             fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
