@@ -6,9 +6,9 @@ package io.jccl.net.socket;
  * slices from the ones with bytes to move: a ring of 2 channels opens 4 comms per rank, which at 4
  * threads each put 32 polling threads of two ranks on a 16-core host, and messages then waited
  * whole slices (device all-reduce through the network FIFO, H200: 0.7 to 0.9 ms a call at random
- * sizes with 4 threads per comm, none with 1). Each comm gets a fair share of the budget when it is
- * made, at least one thread (its streams need one), at most what its layout asks for; the streams
- * themselves are the ones both ends agreed on, so this is a local choice only.
+ * sizes with 4 threads per comm, rarely with 1, never with none). Each comm gets a fair share of
+ * the budget when it is made, at least one thread (its streams need one), at most what its layout
+ * asks for; the streams themselves are the ones both ends agreed on, so this is a local choice only.
  */
 final class IoThreadBudget {
     private final int limit;
@@ -36,9 +36,5 @@ final class IoThreadBudget {
     /** A comm that reserved threads closed. */
     synchronized void release() {
         comms = Math.max(0, comms - 1);
-    }
-
-    int limit() {
-        return limit;
     }
 }
