@@ -210,7 +210,8 @@ public final class Communicator implements AutoCloseable {
             this.collNet = collNetMade;
             this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
                     : Tuner.NETWORK, collNet != null);
-            this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes);
+            this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes,
+                    !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
                     config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress());
             this.lowLatency = lowLatencyPath(agreed[3], devices[0]);

@@ -33,8 +33,11 @@ public final class OperationBuilder {
      * @param recv      per channel, the connection from {@code rank - 1}; empty on one rank
      * @param channels  channels available
      * @param stepBytes slot size of ring connections
+     * @param overNetwork whether some hop of the ring goes through the network plugin (the same on
+     *                  every rank: ranks on several hosts, or shared memory off)
      */
-    public record Ring(int rank, int nranks, SendConnection[] send, RecvConnection[] recv, int channels, int stepBytes) {
+    public record Ring(int rank, int nranks, SendConnection[] send, RecvConnection[] recv, int channels, int stepBytes,
+                       boolean overNetwork) {
     }
 
     /** Where tree tasks get their connections: made on first use, the same on every rank. */
@@ -101,6 +104,14 @@ public final class OperationBuilder {
     static final int MIN_SLICES = 4;
     /** Smallest slice worth a message of its own. */
     static final long MIN_SLICE_BYTES = 128 << 10;
+    /**
+     * Smallest slice worth a message of its own on a ring with a network hop. A network message
+     * costs far more than a shared-memory slot (a loopback TCP write of 128 KiB moved 1.7 GB/s
+     * each way between two processes on the 2-core build machine, one of 512 KiB 2.7), so a ring
+     * over the network cuts its chunks into fewer, larger slices: NCCL's network step with its
+     * default 4 MiB buffer.
+     */
+    static final long NET_MIN_SLICE_BYTES = 512 << 10;
 
     private interface AlgorithmFactory {
         RingAlgorithm create(long base, long count, long maxChunk);
@@ -124,8 +135,8 @@ public final class OperationBuilder {
         // slices, down to MIN_SLICE_BYTES, so that the pipeline still has MIN_SLICES stages.
         long slot = Math.max(1, ring.stepBytes() / type.size());
         long maxChunk = Math.min(CHUNK_SLOTS * slot, roundUp(RingAlgorithm.ceilDiv(per, chunksPerLoop), align));
-        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES),
-                MIN_SLICE_BYTES / type.size()), align));
+        long minSlice = (ring.overNetwork() ? NET_MIN_SLICE_BYTES : MIN_SLICE_BYTES) / type.size();
+        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES), minSlice), align));
         for (int c = 0; c < active; c++) {
             long base = c * per;
             long count = Math.min(per, elements - base);
