@@ -24,9 +24,24 @@ final class ControlIn {
     /** Bytes [parsed, filled) of the buffer are received and not yet consumed. */
     private int parsed;
     private int filled;
+    /**
+     * A read of this pass returned less than it asked for: the socket had nothing more then, so
+     * another read in the same pass would only cost a syscall that finds nothing.
+     */
+    private boolean drained;
 
     ControlIn(SocketChannel channel) {
         this.channel = channel;
+    }
+
+    /** Starts a pass over the comm's inbound frames: the next read goes to the socket again. */
+    void newPass() {
+        drained = false;
+    }
+
+    /** @return whether a read of this pass found the socket emptied */
+    boolean drained() {
+        return drained;
     }
 
     /** @return bytes received and not yet consumed */
@@ -62,11 +77,13 @@ final class ControlIn {
             return 0;
         }
         buffer.limit((int) Math.min(BUFFER_BYTES, (long) filled + atMost)).position(filled);
+        int asked = buffer.remaining();
         int n = channel.read(buffer);
         if (n < 0) {
             throw new EOFException("the peer closed the connection");
         }
         filled += n;
+        drained = n < asked;
         return n;
     }
 

@@ -175,6 +175,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             if (out.busy()) {
                 out.flush();
             }
+            in.newPass();
             readInbound();
         } catch (IOException e) {
             fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "

@@ -455,7 +455,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     private boolean buffered(int bytes) throws IOException {
         while (in.available() < bytes) {
-            if (in.fill(Math.max(readAhead, bytes - in.available())) == 0) {
+            if (in.drained() || in.fill(Math.max(readAhead, bytes - in.available())) == 0) {
                 return false;
             }
         }

@@ -399,7 +399,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
     /** @return whether {@code bytes} are buffered, after reading what the socket has */
     private boolean buffered(int bytes) throws IOException {
         while (in.available() < bytes) {
-            if (in.fill() == 0) {
+            if (in.drained() || in.fill() == 0) {
                 return false;
             }
         }
