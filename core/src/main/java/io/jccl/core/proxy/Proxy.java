@@ -62,8 +62,13 @@ public final class Proxy {
      * next operation right after the last completed finds the proxy still awake.
      */
     private static final int PASSES_BEFORE_SLEEP = 2_000;
-    /** How long the proxy thread parks at a time while a caller drives (it is woken when the caller leaves). */
-    private static final long HELPED_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    /**
+     * How long the proxy thread parks at a time while a caller drives. It is woken when the last
+     * caller leaves (and by stop and fail), so the bound only caps a wait that nothing needs: each
+     * wake-up is a context switch that takes the core from a rank with work (with 1 ms, a thousand
+     * a second per rank while callers drive).
+     */
+    private static final long HELPED_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
     /**
      * A helping caller spins this many idle passes, then yields its core to the ranks it waits for
      * (and parks only after a long wait, as the proxy's backoff does).
