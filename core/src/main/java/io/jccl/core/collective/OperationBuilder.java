@@ -117,6 +117,16 @@ public final class OperationBuilder {
         RingAlgorithm create(long base, long count, long maxChunk);
     }
 
+    /**
+     * Elements per slice (one message) of a ring step's chunk: {@link #MIN_SLICES} of them, but none
+     * smaller than the minimum of the ring's transport ({@link #NET_MIN_SLICE_BYTES} with a network
+     * hop, else {@link #MIN_SLICE_BYTES}), nor larger than a slot.
+     */
+    static long sliceElements(long slot, long maxChunk, int typeSize, long align, boolean overNetwork) {
+        long minSlice = (overNetwork ? NET_MIN_SLICE_BYTES : MIN_SLICE_BYTES) / typeSize;
+        return Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES), minSlice), align));
+    }
+
     /** Splits {@code elements} over the channels and adds one ring task per channel that has a share. */
     private void split(String name, long elements, long bytes, DataType type, ReduceOp op, MemorySegment in,
                        MemorySegment out, ReductionKernel kernel, int chunksPerLoop, AlgorithmFactory factory) {
@@ -135,8 +145,7 @@ public final class OperationBuilder {
         // slices, down to MIN_SLICE_BYTES, so that the pipeline still has MIN_SLICES stages.
         long slot = Math.max(1, ring.stepBytes() / type.size());
         long maxChunk = Math.min(CHUNK_SLOTS * slot, roundUp(RingAlgorithm.ceilDiv(per, chunksPerLoop), align));
-        long minSlice = (ring.overNetwork() ? NET_MIN_SLICE_BYTES : MIN_SLICE_BYTES) / type.size();
-        long slice = Math.min(slot, roundUp(Math.max(RingAlgorithm.ceilDiv(maxChunk, MIN_SLICES), minSlice), align));
+        long slice = sliceElements(slot, maxChunk, type.size(), align, ring.overNetwork());
         for (int c = 0; c < active; c++) {
             long base = c * per;
             long count = Math.min(per, elements - base);
