@@ -67,7 +67,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         this.watch = plugin.livenessWatch();
         this.out = new ControlOut(control);
         this.in = new ControlIn(control);
-        this.inlineBytes = settings.inlineBytes();
+        this.inlineBytes = settings.inlineBytes(data.length);
         this.minChunkBytes = settings.minChunkBytes();
         this.timeoutNanos = settings.timeout().toNanos();
         this.streams = new DataStream[data.length];

@@ -37,12 +37,17 @@ public final class SocketConfig {
                     + "auto: 1, or 2 when a bound process gets 2 I/O threads.")
     public static final String NCCL_NSOCKS_PERTHREAD = "NCCL_NSOCKS_PERTHREAD";
 
-    // 16 KiB: a message the sending thread writes itself skips two thread hand-offs (the I/O threads'
-    // wake-ups), which cost more than the copy up to tens of KiB (device all-reduce at 4 KiB through
-    // the network FIFO on an H200: 102 us at 1 KiB, 41 us at 16 KiB).
-    @EnvVar(defaultValue = "16384",
+    // 16 KiB with I/O threads: a message the sending thread writes itself skips two thread hand-offs
+    // (the I/O threads' wake-ups), which cost more than the copy up to tens of KiB (device all-reduce
+    // at 4 KiB through the network FIFO on an H200: 102 us at 1 KiB, 41 us at 16 KiB).
+    // 64 KiB without: every payload then goes on the control stream anyway, and an inline one is one
+    // write and one read where a payload after its frame is two of each (2-rank all-reduce over
+    // loopback TCP on the 2-core build machine: 32 KiB 28 us against 37-79, 128 KiB 108-125 us
+    // against 144-242).
+    @EnvVar(defaultValue = "auto",
             description = "Messages up to this many bytes travel inline on the control stream, copied once, "
-                    + "without the I/O threads' hand-off.")
+                    + "without the I/O threads' hand-off. auto: 16384 on a connection with I/O threads, 65536 "
+                    + "(the most) on one without.")
     public static final String NCCL_SOCKET_INLINE = "NCCL_SOCKET_INLINE";
 
     @EnvVar(defaultValue = "65536",
@@ -99,6 +104,8 @@ public final class SocketConfig {
                     + "unless set (NCCL's per-connection threads).")
     public static final String JCCL_SOCKET_IO_THREADS = "JCCL_SOCKET_IO_THREADS";
 
+    /** The inline limit of a connection with I/O threads, unless NCCL_SOCKET_INLINE says otherwise. */
+    static final int DEFAULT_INLINE = 16 << 10;
     /** The most I/O threads per connection, as in NCCL. */
     static final int MAX_THREADS = 16;
     /** The most data streams per connection, as in NCCL. */
@@ -111,7 +118,8 @@ public final class SocketConfig {
      * @param family         4, 6, or 0 for either
      * @param threads        I/O threads per connection
      * @param streamsPerThread data streams per I/O thread
-     * @param inlineBytes    largest inline message
+     * @param inlineBytes    largest inline message on a connection with data streams
+     * @param inlineAuto     whether NCCL_SOCKET_INLINE is left to JcclSocket ({@link #inlineBytes(int)})
      * @param minChunkBytes  smallest striping chunk
      * @param sendBuffer     SO_SNDBUF, or 0 for the kernel's default
      * @param receiveBuffer  SO_RCVBUF, or 0 for the kernel's default
@@ -124,7 +132,7 @@ public final class SocketConfig {
      * @param ioThreadLimit  I/O threads of all comms of the process together, 0 for no bound
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
-                    int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
+                    boolean inlineAuto, int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
                     Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, int ioThreadLimit) {
 
         /**
@@ -136,6 +144,15 @@ public final class SocketConfig {
             return timeout.dividedBy(5).compareTo(Duration.ofSeconds(1)) < 0 ? timeout.dividedBy(5) : Duration.ofSeconds(1);
         }
 
+        /**
+         * @param dataStreams data streams of the connection
+         * @return the largest inline message on it: all payloads of a connection without data streams
+         *         go on its control stream, where inline saves a write and a read per message
+         */
+        int inlineBytes(int dataStreams) {
+            return inlineAuto && dataStreams == 0 ? Wire.MAX_INLINE : inlineBytes;
+        }
+
         /** @return data streams per connection: threads x streams per thread, capped at {@value #MAX_STREAMS} */
         int streams() {
             return threads == 0 ? 0 : Math.min(MAX_STREAMS, threads * streamsPerThread);
@@ -144,7 +161,7 @@ public final class SocketConfig {
         /** @return these settings with the stream layout a listener chose, which both ends must share */
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
-                    inlineBytes, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
+                    inlineBytes, inlineAuto, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
                     connectTimeout, "chosen by the listener", spinNanos, ioThreadLimit);
         }
     }
@@ -172,7 +189,9 @@ public final class SocketConfig {
                 : threadsAuto ? "set by " + NCCL_NSOCKS_PERTHREAD
                 : perThreadAuto ? "set by " + NCCL_SOCKET_NTHREADS
                 : "set by " + NCCL_SOCKET_NTHREADS + " and " + NCCL_NSOCKS_PERTHREAD;
-        int inline = positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, 16384), 0, Wire.MAX_INLINE);
+        boolean inlineAuto = isAuto(NCCL_SOCKET_INLINE);
+        int inline = inlineAuto ? DEFAULT_INLINE
+                : positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, DEFAULT_INLINE), 0, Wire.MAX_INLINE);
         int minChunk = positive(NCCL_SOCKET_MIN_TASKSIZE, (int) Env.getBytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10),
                 4096, 1 << 30);
         long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 15_000);
@@ -186,7 +205,7 @@ public final class SocketConfig {
             throw new IllegalArgumentException(JCCL_SOCKET_CONNECT_TIMEOUT_MS + "=" + connectTimeoutMs + " is below 100");
         }
         return new Settings(Env.get(NCCL_SOCKET_IFNAME), InterfaceFilter.family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
-                inline, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
+                inline, inlineAuto, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0), (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
                 Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why,
                 TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_SPIN_US, Env.getInt(JCCL_SOCKET_SPIN_US, 0), 0, 1_000_000)),

@@ -52,6 +52,22 @@ class SocketConfigTest {
         }
     }
 
+    @Test
+    void theInlineLimitIsTheMostOnAConnectionWithoutDataStreamsUnlessSet() {
+        SocketConfig.Settings auto = SocketConfig.fromEnvironment();
+        assertEquals(Wire.MAX_INLINE, auto.inlineBytes(0), "no I/O threads: every payload goes on the control stream");
+        assertEquals(SocketConfig.DEFAULT_INLINE, auto.inlineBytes(4), "I/O threads: only small messages skip them");
+        System.setProperty(SocketConfig.NCCL_SOCKET_INLINE, "4096");
+        try {
+            SocketConfig.Settings set = SocketConfig.fromEnvironment();
+            assertEquals(4096, set.inlineBytes(0));
+            assertEquals(4096, set.inlineBytes(4));
+            assertEquals(4096, set.withLayout(0, 0, 65536).inlineBytes(0), "a listener's layout keeps the setting");
+        } finally {
+            System.clearProperty(SocketConfig.NCCL_SOCKET_INLINE);
+        }
+    }
+
     private static void assertLayout(int threads, int perThread, SocketConfig.Layout layout) {
         assertEquals(threads + "x" + perThread, layout.threads() + "x" + layout.streamsPerThread(), layout.reason());
     }
