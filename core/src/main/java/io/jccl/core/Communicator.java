@@ -213,7 +213,8 @@ public final class Communicator implements AutoCloseable {
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes,
                     !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
-                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress());
+                    config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress(),
+                    ranksOnThisHost() > Runtime.getRuntime().availableProcessors());
             this.lowLatency = lowLatencyPath(agreed[3], devices[0]);
             b.setStatusSource(() -> issued);
             proxy.start();
@@ -494,12 +495,11 @@ public final class Communicator implements AutoCloseable {
     private LowLatencyPath lowLatencyPath(int bytes, int device) {
         boolean[] sameHost = new boolean[nranks];
         boolean allLocal = true;
-        int onHost = 0;
         for (int r = 0; r < nranks; r++) {
             sameHost[r] = r == rank || onThisHost(r);
             allLocal &= sameHost[r];
-            onHost += hostIds[r].equals(hostIds[rank]) ? 1 : 0;
         }
+        int onHost = ranksOnThisHost();
         if (bytes <= 0 || (!allLocal && nranks > LL_MAX_MESH_RANKS)) {
             return null;
         }
@@ -622,6 +622,15 @@ public final class Communicator implements AutoCloseable {
     }
 
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
+    /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */
+    private int ranksOnThisHost() {
+        int onHost = 0;
+        for (int r = 0; r < nranks; r++) {
+            onHost += hostIds[r].equals(hostIds[rank]) ? 1 : 0;
+        }
+        return onHost;
+    }
+
     private boolean onThisHost(int peer) {
         return sharedMemory && hostIds[peer].equals(hostIds[rank]);
     }

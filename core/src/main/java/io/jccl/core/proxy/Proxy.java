@@ -74,6 +74,14 @@ public final class Proxy {
      * (and parks only after a long wait, as the proxy's backoff does).
      */
     private static final int HELPER_SPINS = 16;
+    /**
+     * Idle passes before the first yield on a host with more ranks than cores: none. There the
+     * rank waited for may be off its core, waiting for this one's; and an idle pass over network
+     * connections is a read syscall per connection (4 ranks on 2 cores over loopback TCP, 16 passes
+     * held the core about 100 us after each message; a 256 KiB all-reduce took 2145-2408 us with
+     * them, 1684-2081 without).
+     */
+    private static final int OVERSUBSCRIBED_HELPER_SPINS = 0;
 
     private final Thread thread;
     private final ConcurrentLinkedQueue<Operation> submissions = new ConcurrentLinkedQueue<>();
@@ -91,8 +99,7 @@ public final class Proxy {
     /** Callers inside {@link #help}; while there are any, the proxy thread parks. */
     private final AtomicInteger helpers = new AtomicInteger();
     /** A helping caller's idle strategy: one per thread, so that it allocates nothing per wait. */
-    private final ThreadLocal<IdleStrategy> helperIdle = ThreadLocal.withInitial(
-            () -> new IdleStrategy.Backoff(HELPER_SPINS, 100_000, 1_000, 100_000));
+    private final ThreadLocal<IdleStrategy> helperIdle;
     private final boolean callerProgress;
     private final Operation.Helper helper = this::help;
     private volatile boolean terminated;
@@ -108,11 +115,14 @@ public final class Proxy {
      * @param timeoutNanos how long the head operation may go without a step before it fails
      * @param describePeer names a rank in messages, e.g. {@code rank 3 (node7 pid 4242)}
      * @param callerProgress whether a caller waiting for an operation runs the duty cycle ({@link #help})
+     * @param oversubscribed whether this host has more ranks than cores: a helping caller then yields at its first idle pass
      */
     public Proxy(String name, Collection<Connection> connections, IdleStrategy idle, long timeoutNanos,
                  IntFunction<String> describePeer, NetLogger log, FailureListener listener, TimeoutDiagnosis diagnosis,
-                 boolean callerProgress) {
+                 boolean callerProgress, boolean oversubscribed) {
         this.callerProgress = callerProgress;
+        int spins = oversubscribed ? OVERSUBSCRIBED_HELPER_SPINS : HELPER_SPINS;
+        this.helperIdle = ThreadLocal.withInitial(() -> new IdleStrategy.Backoff(spins, 100_000, 1_000, 100_000));
         this.diagnosis = diagnosis;
         this.connections = connections.toArray(new Connection[0]);
         this.idle = idle;

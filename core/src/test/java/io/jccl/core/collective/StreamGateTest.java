@@ -85,7 +85,7 @@ class StreamGateTest {
     private static Proxy proxy(AtomicInteger failures) {
         Proxy p = new Proxy("test-proxy", List.of(), IdleStrategy.of(CommConfig.ProxyIdle.YIELD), TIMEOUT_NANOS,
                 r -> "rank " + r, NetLogger.noop(), e -> failures.incrementAndGet(),
-                (op, peer, why) -> new JcclException(NetResult.TIMEOUT, why), false);
+                (op, peer, why) -> new JcclException(NetResult.TIMEOUT, why), false, false);
         p.start();
         return p;
     }
