@@ -61,8 +61,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -110,6 +112,8 @@ public final class Communicator implements AutoCloseable {
     private static final int DEVICE_RING_TAG = 1300;
     /** Bootstrap tag of the low-latency path's set-up. */
     private static final int LL_TAG = 1200;
+    /** Bootstrap tag of the halving-doubling connections. */
+    private static final int HALVING_DOUBLING_TAG = 1400;
     /** Bootstrap tags of tree connections: {@code TREE_TAG + (root * MAX_CHANNELS + channel) * 2 + tree}. */
     private static final int TREE_TAG = 1 << 20;
     /**
@@ -145,6 +149,8 @@ public final class Communicator implements AutoCloseable {
     private final CollNetLinks collNet;
     /** Tree connections made so far, by {@link #treeKey}: each tree is connected on its first use. */
     private final Map<Integer, TreeLinks> trees = new HashMap<>();
+    /** The halving-doubling connections once made (guarded by {@link #trees}). */
+    private OperationBuilder.HalvingDoublingLinks halvingDoublingLinks;
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
@@ -209,7 +215,7 @@ public final class Communicator implements AutoCloseable {
             collNetMade = agreed[5] == 1 && nranks > 1 ? setUpCollNet(b, devices[0], made) : null;
             this.collNet = collNetMade;
             this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
-                    : Tuner.NETWORK, collNet != null);
+                    : Tuner.NETWORK, collNet != null, !allOnOneHost() && ranksEquallyFarApart());
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes,
                     !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
@@ -503,7 +509,11 @@ public final class Communicator implements AutoCloseable {
         if (bytes <= 0 || (!allLocal && nranks > LL_MAX_MESH_RANKS)) {
             return null;
         }
-        return new LowLatencyPath(rank, nranks, bytes, new LowLatencyPath.Links(bootstrap, net, device, arena,
+        // Through a connection to each rank, every contribution is sent n-1 times: the threshold
+        // bounds the bytes a rank sends, as on a ring step (4 ranks over loopback TCP on 2 cores:
+        // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
+        long limit = allLocal || nranks <= 2 ? bytes : Math.max(64, bytes / (nranks - 1) / 64 * 64);
+        return new LowLatencyPath(rank, nranks, limit, new LowLatencyPath.Links(bootstrap, net, device, arena,
                 config.timeout(), log, sameHost, onHost, LL_TAG), () -> failure, this::diagnose);
     }
 
@@ -607,8 +617,48 @@ public final class Communicator implements AutoCloseable {
         return (root * CoreConfig.MAX_CHANNELS + channel) * 2 + tree;
     }
 
+    /**
+     * This rank's connections to its halving-doubling partners, connected on first use: every
+     * rank's tuner gives the same calls to halving-doubling, so all ranks reach this for the same
+     * call and connect together.
+     */
+    private OperationBuilder.HalvingDoublingLinks halvingDoublingLinks() {
+        synchronized (trees) {
+            if (halvingDoublingLinks != null) {
+                return halvingDoublingLinks;
+            }
+            int[] partners = OperationBuilder.HalvingDoublingLinks.partners(nranks, rank);
+            int dev = channelDevices[0];
+            List<ConnectionSetup.Request> requests = new ArrayList<>();
+            for (int p : partners) {
+                requests.add(new ConnectionSetup.Request(p, true, dev, stepBytes, HALVING_DOUBLING_TAG,
+                        "halving-doubling send to rank " + p, onThisHost(p)));
+                requests.add(new ConnectionSetup.Request(p, false, dev, stepBytes, HALVING_DOUBLING_TAG,
+                        "halving-doubling recv from rank " + p, onThisHost(p)));
+            }
+            List<Connection> made;
+            try {
+                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+            } catch (JcclException e) {
+                failed(e);
+                throw e;
+            }
+            SendConnection[] to = new SendConnection[partners.length];
+            RecvConnection[] from = new RecvConnection[partners.length];
+            for (int r = 0; r < partners.length; r++) {
+                to[r] = (SendConnection) made.get(2 * r);
+                from[r] = (RecvConnection) made.get(2 * r + 1);
+            }
+            proxy.addConnections(made);
+            halvingDoublingLinks = new OperationBuilder.HalvingDoublingLinks(to, from);
+            log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling partners %s", rank,
+                    java.util.Arrays.toString(partners));
+            return halvingDoublingLinks;
+        }
+    }
+
     private OperationBuilder newBuilder() {
-        return new OperationBuilder(ring, tuner, this::treeLinks, collNet);
+        return new OperationBuilder(ring, tuner, this::treeLinks, collNet).withHalvingDoubling(this::halvingDoublingLinks);
     }
 
     /** CollNet's set-up, collective on every rank; null when it is off. */
@@ -622,6 +672,15 @@ public final class Communicator implements AutoCloseable {
     }
 
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
+    /**
+     * @return whether every pair of ranks is as far apart as any other: each on a host of its own,
+     *         or all on one host (the same answer on every rank: all know every rank's host)
+     */
+    private boolean ranksEquallyFarApart() {
+        Set<String> hosts = new HashSet<>(Arrays.asList(hostIds));
+        return hosts.size() == 1 || hosts.size() == nranks;
+    }
+
     /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */
     private int ranksOnThisHost() {
         int onHost = 0;

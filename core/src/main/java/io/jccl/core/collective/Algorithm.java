@@ -18,7 +18,14 @@ public enum Algorithm {
      * and hands the result back (NCCL's CollNetChain). Needs NCCL_COLLNET_ENABLE=1 and a CollNet
      * transport with a device.
      */
-    COLLNET("CollNetChain");
+    COLLNET("CollNetChain"),
+    /**
+     * Recursive halving then doubling between pairs of ranks (Rabenseifner's all-reduce, as MPI
+     * libraries run mid-sized all-reduces; {@link HalvingDoublingTask}): all-reduce only, on a
+     * power of two of ranks; the ring's traffic in {@code 2 log2 n} rounds of pairwise exchanges
+     * instead of {@code 2(n-1)} steps around the whole ring. JCCL's own: NCCL has no such algorithm.
+     */
+    HALVING_DOUBLING("HalvingDoubling");
 
     /** NCCL's algorithms that JCCL does not have, accepted in NCCL_ALGO so that NCCL's settings carry over. */
     private static final Set<String> NCCL_ONLY = Set.of("nvls", "nvlstree", "pat");
@@ -55,19 +62,20 @@ public enum Algorithm {
                 case "ring" -> RING;
                 case "tree" -> TREE;
                 case "collnet", "collnetchain", "collnetdirect" -> COLLNET;
+                case "halvingdoubling" -> HALVING_DOUBLING;
                 default -> null;
             };
             if (a != null) {
                 named.add(a);
             } else if (!NCCL_ONLY.contains(name)) {
                 throw new IllegalArgumentException("NCCL_ALGO=" + setting + ": unknown algorithm '" + part.strip()
-                        + "' (allowed: Ring, Tree, CollNet (CollNetChain, CollNetDirect), and NCCL's NVLS, NVLSTree, "
+                        + "' (allowed: Ring, Tree, CollNet (CollNetChain, CollNetDirect), HalvingDoubling, and NCCL's NVLS, NVLSTree, "
                         + "PAT, which JCCL does not have; a list, or ^list to exclude)");
             }
         }
         EnumSet<Algorithm> allowed = exclude ? EnumSet.complementOf(named) : named;
         if (allowed.isEmpty()) {
-            throw new IllegalArgumentException("NCCL_ALGO=" + setting + " leaves none of JCCL's algorithms (Ring, Tree, CollNet)");
+            throw new IllegalArgumentException("NCCL_ALGO=" + setting + " leaves none of JCCL's algorithms (Ring, Tree, CollNet, HalvingDoubling)");
         }
         return allowed;
     }

@@ -46,13 +46,44 @@ public final class OperationBuilder {
         TreeLinks links(int root, int channel, int tree);
     }
 
+    /**
+     * Where halving-doubling tasks get their connections: to each round's partner, made on first
+     * use, apart from the send/recv connections (whose messages would otherwise interleave with a
+     * group's sends in an order that depends on each rank's progress).
+     */
+    public interface HalvingDoublingSource {
+        /** @return this rank's connections to the partner of each round ({@link HalvingDoublingLinks}) */
+        HalvingDoublingLinks links();
+    }
+
+    /**
+     * @param send per round of the reduce-scatter, the connection to that round's partner
+     *             ({@code rank ^ (n >> (round + 1))})
+     * @param recv the connections from the same partners
+     */
+    public record HalvingDoublingLinks(SendConnection[] send, RecvConnection[] recv) {
+        /** @return the partner of each round of the reduce-scatter of {@code rank} among {@code n} */
+        public static int[] partners(int n, int rank) {
+            int rounds = Integer.numberOfTrailingZeros(n);
+            int[] partners = new int[rounds];
+            for (int r = 0; r < rounds; r++) {
+                partners[r] = rank ^ (n >> (r + 1));
+            }
+            return partners;
+        }
+    }
+
     private final Ring ring;
     private final Tuner tuner;
     private final TreeSource trees;
+    /** The halving-doubling connections, or null where the communicator has none to offer. */
+    private HalvingDoublingSource halvingDoubling;
     /** This rank's CollNet part, or null without CollNet. */
     private final CollNetLinks collNet;
     /** CollNet's lane: its own connections, apart from the rings' and trees'. */
     private static final int COLLNET_LANE = -1;
+    /** Halving-doubling's lane: its own connections to its partners. */
+    private static final int HALVING_DOUBLING_LANE = -2;
     /**
      * Tasks by the connections they use, each list run in call order: ring channel {@code c} is
      * lane {@code c}, tree {@code t} of channel {@code c} lane {@code channels + 2c + t}.
@@ -83,6 +114,12 @@ public final class OperationBuilder {
         this.tuner = tuner;
         this.trees = trees;
         this.collNet = collNet;
+    }
+
+    /** Lets the tuner give all-reduces to halving-doubling, whose connections come from {@code source}. */
+    public OperationBuilder withHalvingDoubling(HalvingDoublingSource source) {
+        this.halvingDoubling = source;
+        return this;
     }
 
     private List<Task> lane(int lane) {
@@ -221,6 +258,22 @@ public final class OperationBuilder {
         }
         if (a == Algorithm.TREE) {
             splitTree("allReduce", TreeTask.Shape.UP_DOWN, count, type, op, 0, in, out, kernel, false);
+            return;
+        }
+        if (a == Algorithm.HALVING_DOUBLING && halvingDoubling != null) {
+            names.add("allReduce");
+            record(bytes, Algorithm.HALVING_DOUBLING.ncclName());
+            if (count > 0) {
+                HalvingDoublingLinks links = halvingDoubling.links();
+                long slot = Long.MAX_VALUE;
+                for (int r = 0; r < links.send().length; r++) {
+                    slot = Math.min(slot, Math.min(links.send()[r].slotBytes(), links.recv()[r].slotBytes()));
+                }
+                long align = Math.max(1, 64 / type.size());
+                long slice = Math.max(align, slot / type.size() / align * align);
+                lane(HALVING_DOUBLING_LANE).add(new HalvingDoublingTask(n, ring.rank(), links.send(), links.recv(),
+                        kernel, type, op, in, out, 0, count, slice, "allReduce"));
+            }
             return;
         }
         split("allReduce", count, count * type.size(), type, op, in, out, kernel, n, (base, c, chunk) -> n == 1

@@ -12,7 +12,10 @@ import java.util.Set;
  * hops and moves the data about once up and once down, with more copies per rank (an inner node
  * adds two children's sums and feeds two children). Trees therefore win up to some size and
  * rings above it; the constants below are what makes the crossover land where measurements put it
- * (see {@code bench/mpi/README.md}, "Rings and trees").
+ * (see {@code bench/mpi/README.md}, "Rings and trees"). Where every pair of ranks is equally far
+ * apart through the network, halving-doubling all-reduces on a power of two of ranks: a ring's
+ * traffic (less than a tree's) in as many rounds as a tree's hops (fewer than a ring's steps), so
+ * it wins at every size there.
  */
 public final class Tuner {
     /** The collectives the tuner chooses for. */
@@ -66,6 +69,7 @@ public final class Tuner {
     private final Set<Algorithm> allowed;
     private final Costs costs;
     private final boolean collNet;
+    private final boolean halvingDoubling;
 
     /**
      * CollNet's hops: a rank's data goes to its host's head, to the aggregator, back, and to the
@@ -88,6 +92,17 @@ public final class Tuner {
      * @param collNet whether the communicator has CollNet (NCCL_COLLNET_ENABLE and a transport)
      */
     public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet) {
+        this(nranks, allowed, costs, collNet, false);
+    }
+
+    /**
+     * @param halvingDoubling whether every pair of ranks is as far apart as any other, through the
+     *                        network (one rank per host, or every rank on one host with shared
+     *                        memory off): only then does halving-doubling, whose partners change
+     *                        every round, move no more over any link than a ring
+     */
+    public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet, boolean halvingDoubling) {
+        this.halvingDoubling = halvingDoubling;
         this.nranks = nranks;
         this.depth = DoubleBinaryTree.depth(nranks);
         this.allowed = Set.copyOf(allowed);
@@ -130,6 +145,8 @@ public final class Tuner {
             case RING -> true;
             case TREE -> collective.hasTree() && nranks >= 3;
             case COLLNET -> collNet && collective == Collective.ALL_REDUCE;
+            case HALVING_DOUBLING -> halvingDoubling && collective == Collective.ALL_REDUCE && nranks >= 4
+                    && Integer.bitCount(nranks) == 1;
         };
     }
 
@@ -147,6 +164,12 @@ public final class Tuner {
         if (algorithm == Algorithm.COLLNET) {
             // Every rank sends its data once and receives the result once.
             return COLLNET_HOPS * costs.ringStepMicros() + bytes / (costs.bandwidth(n) * COLLNET_EFFICIENCY);
+        }
+        if (algorithm == Algorithm.HALVING_DOUBLING) {
+            // A ring's traffic in 2 log2(n) rounds, each an exchange with one partner: a round
+            // waits on one rank, as a tree's hop does, not on the whole ring.
+            int rounds = 2 * Integer.numberOfTrailingZeros(Integer.highestOneBit(Math.max(1, n)));
+            return rounds * costs.treeHopMicrosPerRank() * n + bytes * 2.0 * (n - 1) / n / costs.bandwidth(n);
         }
         if (algorithm == Algorithm.TREE) {
             int hops = allReduce ? 2 * depth : depth;

@@ -57,12 +57,14 @@ public final class CoreConfig {
     public static final String NCCL_PROTO = "NCCL_PROTO";
 
     @EnvVar(defaultValue = "",
-            description = "Algorithms allowed, NCCL's syntax: a comma list of Ring, Tree and CollNet (also spelt "
-                    + "CollNetChain or CollNetDirect), or ^ and the list to exclude (NCCL's NVLS, NVLSTree and PAT are "
-                    + "accepted and have no effect). Unset: the tuner chooses per call between rings, double binary "
-                    + "trees (all-reduce, broadcast and reduce of 3 ranks or more, up to the size where rings get "
-                    + "faster) and CollNet (all-reduce, where NCCL_COLLNET_ENABLE set it up); a collective the "
-                    + "allowed ones cannot run goes on rings. Rank 0's value holds for every rank.")
+            description = "Algorithms allowed, NCCL's syntax: a comma list of Ring, Tree, CollNet (also spelt "
+                    + "CollNetChain or CollNetDirect) and JCCL's HalvingDoubling, or ^ and the list to exclude (NCCL's "
+                    + "NVLS, NVLSTree and PAT are accepted and have no effect). Unset: the tuner chooses per call "
+                    + "between rings, double binary trees (all-reduce, broadcast and reduce of 3 ranks or more, up to "
+                    + "the size where rings get faster), CollNet (all-reduce, where NCCL_COLLNET_ENABLE set it up) and "
+                    + "halving-doubling (all-reduce of a power of two of ranks from 4, each on a host of its own or all "
+                    + "on one host with shared memory off); a collective the allowed ones cannot run goes on rings. "
+                    + "Rank 0's value holds for every rank.")
     public static final String NCCL_ALGO = "NCCL_ALGO";
 
     @EnvVar(defaultValue = "65536",

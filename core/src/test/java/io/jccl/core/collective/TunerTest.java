@@ -102,4 +102,39 @@ class TunerTest {
         assertEquals(Algorithm.COLLNET, forced.choose(Tuner.Collective.ALL_REDUCE, 1));
         assertEquals(Algorithm.RING, forced.choose(Tuner.Collective.BROADCAST, 1));
     }
+
+    /**
+     * Where every pair of ranks is equally far apart through the network, halving-doubling takes
+     * every all-reduce on a power of two of ranks (from 4): a ring's traffic in a tree's hops. Not
+     * on 2 ranks (it would be the ring's two steps), not on 6 (no pairing), not where ranks share
+     * hosts (its partners then cross the network more than the ring's neighbours), never for other
+     * collectives, and not when NCCL_ALGO leaves it out.
+     */
+    @Test
+    void halvingDoublingTakesAllReducesOnAPowerOfTwoOfEquallyDistantRanks() {
+        for (int n : new int[] {4, 8, 16}) {
+            Tuner t = new Tuner(n, ALL, Tuner.NETWORK, false, true);
+            for (long bytes = 1; bytes <= 1L << 34; bytes *= 4) {
+                assertEquals(Algorithm.HALVING_DOUBLING, t.choose(Tuner.Collective.ALL_REDUCE, bytes), n + " ranks, " + bytes
+                        + " B");
+                assertTrue(t.predictMicros(Algorithm.HALVING_DOUBLING, Tuner.Collective.ALL_REDUCE, bytes)
+                        < t.predictMicros(Algorithm.RING, Tuner.Collective.ALL_REDUCE, bytes), n + " ranks, " + bytes + " B");
+            }
+            assertEquals(Algorithm.RING, t.choose(Tuner.Collective.ALL_GATHER, 1 << 20));
+            assertTrue(Set.of(Algorithm.RING, Algorithm.TREE).contains(t.choose(Tuner.Collective.BROADCAST, 1 << 20)));
+            assertEquals(Algorithm.RING, new Tuner(n, Algorithm.parseAllowed("Ring"), Tuner.NETWORK, false, true)
+                    .choose(Tuner.Collective.ALL_REDUCE, 1 << 20));
+            assertEquals(Algorithm.RING, new Tuner(n, Algorithm.parseAllowed("^HalvingDoubling,Tree"), Tuner.NETWORK,
+                    false, true).choose(Tuner.Collective.ALL_REDUCE, 1 << 20));
+        }
+        assertEquals(Algorithm.RING, new Tuner(2, ALL, Tuner.NETWORK, false, true).choose(Tuner.Collective.ALL_REDUCE, 1 << 20));
+        for (long bytes : new long[] {64 << 10, 1 << 20, 64 << 20}) {
+            assertTrue(new Tuner(6, ALL, Tuner.NETWORK, false, true).choose(Tuner.Collective.ALL_REDUCE, bytes)
+                    != Algorithm.HALVING_DOUBLING, "6 ranks");
+            assertTrue(new Tuner(4, ALL, Tuner.NETWORK, false, false).choose(Tuner.Collective.ALL_REDUCE, bytes)
+                    != Algorithm.HALVING_DOUBLING, "ranks sharing hosts");
+        }
+        assertEquals(Algorithm.HALVING_DOUBLING, new Tuner(4, Algorithm.parseAllowed("halvingdoubling"), Tuner.NETWORK,
+                false, true).choose(Tuner.Collective.ALL_REDUCE, 8));
+    }
 }
