@@ -112,7 +112,7 @@ public final class Communicator implements AutoCloseable {
     private static final int DEVICE_RING_TAG = 1300;
     /** Bootstrap tag of the low-latency path's set-up. */
     private static final int LL_TAG = 1200;
-    /** Bootstrap tag of the halving-doubling connections. */
+    /** Bootstrap tags of the halving-doubling connections: {@code HALVING_DOUBLING_TAG + channel}. */
     private static final int HALVING_DOUBLING_TAG = 1400;
     /** Bootstrap tags of tree connections: {@code TREE_TAG + (root * MAX_CHANNELS + channel) * 2 + tree}. */
     private static final int TREE_TAG = 1 << 20;
@@ -149,8 +149,8 @@ public final class Communicator implements AutoCloseable {
     private final CollNetLinks collNet;
     /** Tree connections made so far, by {@link #treeKey}: each tree is connected on its first use. */
     private final Map<Integer, TreeLinks> trees = new HashMap<>();
-    /** The halving-doubling connections once made (guarded by {@link #trees}). */
-    private OperationBuilder.HalvingDoublingLinks halvingDoublingLinks;
+    /** The halving-doubling connections made so far, by channel (guarded by {@link #trees}). */
+    private final Map<Integer, OperationBuilder.HalvingDoublingLinks> halvingDoublingLinks = new HashMap<>();
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
@@ -512,7 +512,7 @@ public final class Communicator implements AutoCloseable {
         // Through a connection to each rank, every contribution is sent n-1 times: the threshold
         // bounds the bytes a rank sends, as on a ring step (4 ranks over loopback TCP on 2 cores:
         // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
-        long limit = allLocal || nranks <= 2 ? bytes : Math.max(64, bytes / (nranks - 1) / 64 * 64);
+        long limit = allLocal || nranks <= 2 ? bytes : Math.max(1, bytes / (nranks - 1));
         return new LowLatencyPath(rank, nranks, limit, new LowLatencyPath.Links(bootstrap, net, device, arena,
                 config.timeout(), log, sameHost, onHost, LL_TAG), () -> failure, this::diagnose);
     }
@@ -622,19 +622,20 @@ public final class Communicator implements AutoCloseable {
      * rank's tuner gives the same calls to halving-doubling, so all ranks reach this for the same
      * call and connect together.
      */
-    private OperationBuilder.HalvingDoublingLinks halvingDoublingLinks() {
+    private OperationBuilder.HalvingDoublingLinks halvingDoublingLinks(int channel) {
         synchronized (trees) {
-            if (halvingDoublingLinks != null) {
-                return halvingDoublingLinks;
+            OperationBuilder.HalvingDoublingLinks links = halvingDoublingLinks.get(channel);
+            if (links != null) {
+                return links;
             }
             int[] partners = OperationBuilder.HalvingDoublingLinks.partners(nranks, rank);
-            int dev = channelDevices[0];
+            int dev = channelDevices[channel % channelDevices.length];
             List<ConnectionSetup.Request> requests = new ArrayList<>();
             for (int p : partners) {
-                requests.add(new ConnectionSetup.Request(p, true, dev, stepBytes, HALVING_DOUBLING_TAG,
-                        "halving-doubling send to rank " + p, onThisHost(p)));
-                requests.add(new ConnectionSetup.Request(p, false, dev, stepBytes, HALVING_DOUBLING_TAG,
-                        "halving-doubling recv from rank " + p, onThisHost(p)));
+                requests.add(new ConnectionSetup.Request(p, true, dev, stepBytes, HALVING_DOUBLING_TAG + channel,
+                        "halving-doubling channel " + channel + " send to rank " + p, onThisHost(p)));
+                requests.add(new ConnectionSetup.Request(p, false, dev, stepBytes, HALVING_DOUBLING_TAG + channel,
+                        "halving-doubling channel " + channel + " recv from rank " + p, onThisHost(p)));
             }
             List<Connection> made;
             try {
@@ -650,10 +651,11 @@ public final class Communicator implements AutoCloseable {
                 from[r] = (RecvConnection) made.get(2 * r + 1);
             }
             proxy.addConnections(made);
-            halvingDoublingLinks = new OperationBuilder.HalvingDoublingLinks(to, from);
-            log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling partners %s", rank,
-                    java.util.Arrays.toString(partners));
-            return halvingDoublingLinks;
+            links = new OperationBuilder.HalvingDoublingLinks(to, from);
+            halvingDoublingLinks.put(channel, links);
+            log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling channel %d to partners %s", rank, channel,
+                    Arrays.toString(partners));
+            return links;
         }
     }
 

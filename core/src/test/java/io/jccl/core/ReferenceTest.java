@@ -162,7 +162,8 @@ class ReferenceTest {
         // One host (the board), then two "hosts" of two ranks (the mesh).
         for (boolean oneHost : new boolean[] {true, false}) {
             try (LocalRanks ranks = new LocalRanks(n, n, UniqueId.create(Duration.ofSeconds(30)), rank -> CommConfig
-                    .builder().lowLatencyBytes(count * 4).hostId(oneHost ? "host" : "host-" + rank / 2)
+                    // Through the mesh a rank sends its contribution n - 1 times, and the threshold bounds that.
+                    .builder().lowLatencyBytes(count * 4 * (n - 1)).hostId(oneHost ? "host" : "host-" + rank / 2)
                     .timeout(Duration.ofSeconds(30)).build())) {
                 List<Long> wrong = ranks.run(rank -> {
                     MemorySegment[] gatheredAndSummed = randomFloatsGatheredAndSummed(ranks.comms[rank], count);

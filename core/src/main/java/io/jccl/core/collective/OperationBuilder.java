@@ -52,8 +52,8 @@ public final class OperationBuilder {
      * group's sends in an order that depends on each rank's progress).
      */
     public interface HalvingDoublingSource {
-        /** @return this rank's connections to the partner of each round ({@link HalvingDoublingLinks}) */
-        HalvingDoublingLinks links();
+        /** @return this rank's connections on {@code channel} to the partner of each round ({@link HalvingDoublingLinks}) */
+        HalvingDoublingLinks links(int channel);
     }
 
     /**
@@ -82,7 +82,7 @@ public final class OperationBuilder {
     private final CollNetLinks collNet;
     /** CollNet's lane: its own connections, apart from the rings' and trees'. */
     private static final int COLLNET_LANE = -1;
-    /** Halving-doubling's lane: its own connections to its partners. */
+    /** Halving-doubling's lane on channel {@code c} is {@code HALVING_DOUBLING_LANE - c}: its own connections to its partners. */
     private static final int HALVING_DOUBLING_LANE = -2;
     /**
      * Tasks by the connections they use, each list run in call order: ring channel {@code c} is
@@ -264,15 +264,26 @@ public final class OperationBuilder {
             names.add("allReduce");
             record(bytes, Algorithm.HALVING_DOUBLING.ncclName());
             if (count > 0) {
-                HalvingDoublingLinks links = halvingDoubling.links();
-                long slot = Long.MAX_VALUE;
-                for (int r = 0; r < links.send().length; r++) {
-                    slot = Math.min(slot, Math.min(links.send()[r].slotBytes(), links.recv()[r].slotBytes()));
-                }
+                // Split over the channels as a ring is, each share halved and doubled on the
+                // channel's own connections: the same streams in parallel as the ring's.
+                int active = activeChannels(bytes);
                 long align = Math.max(1, 64 / type.size());
-                long slice = Math.max(align, slot / type.size() / align * align);
-                lane(HALVING_DOUBLING_LANE).add(new HalvingDoublingTask(n, ring.rank(), links.send(), links.recv(),
-                        kernel, type, op, in, out, 0, count, slice, "allReduce"));
+                long per = roundUp(RingAlgorithm.ceilDiv(count, active), align);
+                for (int c = 0; c < active; c++) {
+                    long base = c * per;
+                    long share = Math.min(per, count - base);
+                    if (share <= 0) {
+                        break;
+                    }
+                    HalvingDoublingLinks links = halvingDoubling.links(c);
+                    long slot = Long.MAX_VALUE;
+                    for (int r = 0; r < links.send().length; r++) {
+                        slot = Math.min(slot, Math.min(links.send()[r].slotBytes(), links.recv()[r].slotBytes()));
+                    }
+                    long slice = Math.max(align, slot / type.size() / align * align);
+                    lane(HALVING_DOUBLING_LANE - c).add(new HalvingDoublingTask(n, ring.rank(), links.send(),
+                            links.recv(), kernel, type, op, in, out, base, share, slice, "allReduce"));
+                }
             }
             return;
         }

@@ -15,7 +15,8 @@ import java.util.Set;
  * (see {@code bench/mpi/README.md}, "Rings and trees"). Where every pair of ranks is equally far
  * apart through the network, halving-doubling all-reduces on a power of two of ranks: a ring's
  * traffic (less than a tree's) in as many rounds as a tree's hops (fewer than a ring's steps), so
- * it wins at every size there.
+ * it wins up to the size where the ring's overlapping steps catch up (about 1 MiB on 4 ranks,
+ * 600 KiB on 8).
  */
 public final class Tuner {
     /** The collectives the tuner chooses for. */
@@ -150,6 +151,14 @@ public final class Tuner {
         };
     }
 
+    /**
+     * Halving-doubling's bandwidth per byte relative to a ring's: its rounds do not overlap. 16-core
+     * host, JcclSocket, 2 channels, best of 2 rounds: 4 ranks 64 MiB 37.9 ms against the ring's
+     * 28.9, 16 MiB 8.9 against 6.5; 8 ranks 64 MiB 80.4 against 65.5, 16 MiB 23.4 against 21.4, 8 MiB
+     * 12.0 against 11.4 (bench/trees/README.md).
+     */
+    static final double HALVING_DOUBLING_EFFICIENCY = 0.83;
+
     /** @return whether CollNet can run all-reduce on this communicator */
     public boolean hasCollNet() {
         return collNet;
@@ -167,9 +176,11 @@ public final class Tuner {
         }
         if (algorithm == Algorithm.HALVING_DOUBLING) {
             // A ring's traffic in 2 log2(n) rounds, each an exchange with one partner: a round
-            // waits on one rank, as a tree's hop does, not on the whole ring.
+            // waits on one rank, as a tree's hop does, not on the whole ring; but a round starts
+            // only once the last has ended, where a ring's steps overlap slice by slice.
             int rounds = 2 * Integer.numberOfTrailingZeros(Integer.highestOneBit(Math.max(1, n)));
-            return rounds * costs.treeHopMicrosPerRank() * n + bytes * 2.0 * (n - 1) / n / costs.bandwidth(n);
+            return rounds * costs.treeHopMicrosPerRank() * n + bytes * 2.0 * (n - 1) / n
+                    / (costs.bandwidth(n) * HALVING_DOUBLING_EFFICIENCY);
         }
         if (algorithm == Algorithm.TREE) {
             int hops = allReduce ? 2 * depth : depth;

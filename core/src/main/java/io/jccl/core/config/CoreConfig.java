@@ -70,7 +70,9 @@ public final class CoreConfig {
     @EnvVar(defaultValue = "65536",
             description = "Largest contribution (bytes one rank publishes: the buffer of all-reduce, broadcast and "
                     + "reduce, the send buffer of all-gather and of reduce-scatter) that a collective sends with the "
-                    + "LL protocol; 0 turns LL off. Rank 0's value holds for every rank.")
+                    + "LL protocol; 0 turns LL off. Through a connection to each rank (ranks on several hosts, or "
+                    + "shared memory off), where a rank sends its contribution to every other, the bound is on the "
+                    + "bytes it sends: a contribution up to this divided by n - 1. Rank 0's value holds for every rank.")
     public static final String JCCL_LL_THRESHOLD = "JCCL_LL_THRESHOLD";
 
     // ---- Shared memory between ranks of one host
