@@ -576,13 +576,7 @@ public final class Communicator implements AutoCloseable {
                 requests.add(new ConnectionSetup.Request(child, false, dev, stepBytes, tag, what + " recv from child "
                         + child, onThisHost(child)));
             }
-            List<Connection> made;
-            try {
-                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
-            } catch (JcclException e) {
-                failed(e);
-                throw e;
-            }
+            List<Connection> made = establishOrFail(requests);
             int k = 0;
             SendConnection up = null;
             RecvConnection fromParent = null;
@@ -637,13 +631,7 @@ public final class Communicator implements AutoCloseable {
                 requests.add(new ConnectionSetup.Request(p, false, dev, stepBytes, HALVING_DOUBLING_TAG + channel,
                         "halving-doubling channel " + channel + " recv from rank " + p, onThisHost(p)));
             }
-            List<Connection> made;
-            try {
-                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
-            } catch (JcclException e) {
-                failed(e);
-                throw e;
-            }
+            List<Connection> made = establishOrFail(requests);
             SendConnection[] to = new SendConnection[partners.length];
             RecvConnection[] from = new RecvConnection[partners.length];
             for (int r = 0; r < partners.length; r++) {
@@ -656,6 +644,16 @@ public final class Communicator implements AutoCloseable {
             log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling channel %d to partners %s", rank, channel,
                     Arrays.toString(partners));
             return links;
+        }
+    }
+
+    /** Sets up connections after init (trees, halving-doubling, send/recv); a failure fails the communicator. */
+    private List<Connection> establishOrFail(List<ConnectionSetup.Request> requests) {
+        try {
+            return ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
+        } catch (JcclException e) {
+            failed(e);
+            throw e;
         }
     }
 
@@ -1686,13 +1684,7 @@ public final class Communicator implements AutoCloseable {
             if (requests.isEmpty()) {
                 return;
             }
-            List<Connection> made;
-            try {
-                made = ConnectionSetup.establish(requests, net, bootstrap, arena, config.timeout(), log);
-            } catch (JcclException e) {
-                failed(e);
-                throw e;
-            }
+            List<Connection> made = establishOrFail(requests);
             for (Connection c : made) {
                 if (c instanceof SendConnection s) {
                     p2pSend[s.peer] = s;

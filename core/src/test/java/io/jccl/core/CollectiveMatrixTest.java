@@ -108,6 +108,28 @@ class CollectiveMatrixTest {
         assertEquals(List.of(), problems, c + " " + type + " " + op + " on " + n + " ranks");
     }
 
+    /**
+     * All-reduce on {@code ranks} at each of {@code sizes}, out-of-place and in-place, against the
+     * exact results of {@link VerifiableData}; one failure lists every wrong case.
+     */
+    static void checkAllReduce(LocalRanks ranks, DataType type, ReduceOp op, long[] sizes) {
+        int n = ranks.n;
+        List<String> problems = new ArrayList<>();
+        for (long count : sizes) {
+            for (boolean inPlace : new boolean[] {false, true}) {
+                VerifiableData data = new VerifiableData(type, op, n, count * 31 + (inPlace ? 1 : 0));
+                List<Long> wrong = ranks.run(rank -> runCase(CollectiveKind.ALL_REDUCE,
+                        ranks.comms[rank], data, count, type, op, 0, inPlace));
+                long total = wrong.stream().mapToLong(Long::longValue).sum();
+                if (total != 0) {
+                    problems.add("count " + count + (inPlace ? " in-place" : " out-of-place") + ": " + total
+                            + " wrong elements " + wrong);
+                }
+            }
+        }
+        assertEquals(List.of(), problems, "all-reduce " + type + " " + op + " on " + n + " ranks");
+    }
+
     /** Runs one collective on one rank and checks its output. @return wrong elements on this rank */
     static long runCase(CollectiveKind kind, Communicator comm, VerifiableData data, long count, DataType type, ReduceOp op,
                         int root, boolean inPlace) {

@@ -96,20 +96,6 @@ class HalvingDoublingCollectiveTest {
     }
 
     private static void check(LocalRanks ranks, DataType type, ReduceOp op) {
-        int n = ranks.n;
-        List<String> problems = new ArrayList<>();
-        for (long count : SIZES) {
-            for (boolean inPlace : new boolean[] {false, true}) {
-                VerifiableData data = new VerifiableData(type, op, n, count * 31 + (inPlace ? 1 : 0));
-                List<Long> wrong = ranks.run(rank -> CollectiveMatrixTest.runCase(CollectiveKind.ALL_REDUCE,
-                        ranks.comms[rank], data, count, type, op, 0, inPlace));
-                long total = wrong.stream().mapToLong(Long::longValue).sum();
-                if (total != 0) {
-                    problems.add("count " + count + (inPlace ? " in-place" : " out-of-place") + ": " + total
-                            + " wrong elements " + wrong);
-                }
-            }
-        }
-        assertEquals(List.of(), problems, "all-reduce " + type + " " + op + " on " + n + " ranks");
+        CollectiveMatrixTest.checkAllReduce(ranks, type, op, SIZES);
     }
 }
