@@ -671,7 +671,6 @@ public final class Communicator implements AutoCloseable {
                 config.timeout(), log, config.discovery().get(), sameHost), made);
     }
 
-    /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
     /**
      * @return whether every pair of ranks is as far apart as any other: each on a host of its own,
      *         or all on one host (the same answer on every rank: all know every rank's host)
@@ -690,6 +689,7 @@ public final class Communicator implements AutoCloseable {
         return onHost;
     }
 
+    /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */
     private boolean onThisHost(int peer) {
         return sharedMemory && hostIds[peer].equals(hostIds[rank]);
     }

@@ -60,6 +60,7 @@ public final class OperationBuilder {
      * @param send per round of the reduce-scatter, the connection to that round's partner
      *             ({@code rank ^ (n >> (round + 1))})
      * @param recv the connections from the same partners
+     *             (all with the ring's slot size, so a message is one slot on either side)
      */
     public record HalvingDoublingLinks(SendConnection[] send, RecvConnection[] recv) {
         /** @return the partner of each round of the reduce-scatter of {@code rank} among {@code n} */
@@ -276,11 +277,7 @@ public final class OperationBuilder {
                         break;
                     }
                     HalvingDoublingLinks links = halvingDoubling.links(c);
-                    long slot = Long.MAX_VALUE;
-                    for (int r = 0; r < links.send().length; r++) {
-                        slot = Math.min(slot, Math.min(links.send()[r].slotBytes(), links.recv()[r].slotBytes()));
-                    }
-                    long slice = Math.max(align, slot / type.size() / align * align);
+                    long slice = Math.max(align, links.send()[0].slotBytes() / type.size() / align * align);
                     lane(HALVING_DOUBLING_LANE - c).add(new HalvingDoublingTask(n, ring.rank(), links.send(),
                             links.recv(), kernel, type, op, in, out, base, share, slice, "allReduce"));
                 }
