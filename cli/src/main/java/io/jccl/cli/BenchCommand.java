@@ -36,7 +36,7 @@ final class BenchCommand {
 
     /** {@code jccl bench net}: one connection of a transport against a raw TCP socket pair. */
     @Command(name = "net", mixinStandardHelpOptions = true,
-            description = {"One connection's throughput and 8-byte ping-pong latency of a transport, beside a raw "
+            description = {"One connection's throughput and ping-pong latency of a transport, beside a raw "
                     + "socket pair (blocking SocketChannel, direct buffers) over the same address, in the same run.",
                     "Sender and receiver run on their own threads; each keeps --depth requests in flight, each in its own "
                     + "buffer, and the raw pair walks through as many buffers, so both touch the same memory."})
@@ -62,6 +62,11 @@ final class BenchCommand {
         @Option(names = "--latency-iterations", defaultValue = "20000",
                 description = "Ping-pongs measured (default: ${DEFAULT-VALUE}).")
         int latencyIterations;
+
+        @Option(names = "--latency-sizes", split = ",", paramLabel = "SIZE", defaultValue = "8",
+                description = "Ping-pong message sizes (default: ${DEFAULT-VALUE}); beyond the inline limit a message "
+                        + "goes through the I/O threads, whose hand-offs show here and not in throughput.")
+        List<String> latencySizes;
 
         @Option(names = "--layouts", split = ",", paramLabel = "TxS",
                 description = "Also sweep stream layouts: NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD, e.g. 0x1,1x1,2x2.")
@@ -97,11 +102,17 @@ final class BenchCommand {
                         out.printf(Locale.ROOT, "  %12d %12.2f %14.2f %8.2f%n", size, bestRaw, bestNet, bestNet / bestRaw);
                         out.flush();
                     }
-                    double rawLat = raw.pingPongMicros(8, latencyIterations, latencyIterations / 4);
-                    double netLat = bench.pingPongMicros(8, latencyIterations, latencyIterations / 4);
-                    out.printf(Locale.ROOT, "# 8-byte ping-pong, median one-way latency: raw %.2f us, %s %.2f us, "
-                            + "ratio %.2f%n%n", rawLat, name, netLat, netLat / rawLat);
-                    out.flush();
+                    for (String sizeText : latencySizes) {
+                        int size = (int) Env.parseBytes(sizeText);
+                        // fewer round trips of large messages: about a second each side
+                        int iterations = (int) Math.max(200, Math.min(latencyIterations, (2L << 30) / Math.max(size, 1) / 8));
+                        double rawLat = raw.pingPongMicros(size, iterations, iterations / 4);
+                        double netLat = bench.pingPongMicros(size, iterations, iterations / 4);
+                        out.printf(Locale.ROOT, "# %d-byte ping-pong, median one-way latency: raw %.2f us, %s %.2f us, "
+                                + "ratio %.2f%n", size, rawLat, name, netLat, netLat / rawLat);
+                        out.flush();
+                    }
+                    out.println();
                 } finally {
                     net.close();
                 }
