@@ -29,7 +29,8 @@
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
 #                       pinned host<->device copies
-#   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS narrow a run;
+#   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS, JCCL_BENCH_MIN and
+#   JCCL_BENCH_MAX (sizes, default 8 and 512M) narrow a run;
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
@@ -154,7 +155,7 @@ bench() {
   for spec in "$@"; do
     for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
       tag=$(printf %s "bench-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
-      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 512M -f 2 -g 1 -c "${JCCL_BENCH_CHECK:-0}" -n "${JCCL_BENCH_ITERS:-20}" -w 5)
+      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b "${JCCL_BENCH_MIN:-8}" -e "${JCCL_BENCH_MAX:-512M}" -f 2 -g 1 -c "${JCCL_BENCH_CHECK:-0}" -n "${JCCL_BENCH_ITERS:-20}" -w 5)
       echo "$spec $coll exit $rc"
     done
   done
