@@ -11,12 +11,16 @@ import java.nio.channels.SocketChannel;
  * to move through it, in order. The comm's caller thread produces chunks (as it reads DATA frames
  * or posts sends); one {@link StreamWorker} consumes them, moving bytes between registered memory
  * and the socket without copies. Nothing is allocated per chunk.
+ *
+ * <p>The consumer is whichever thread holds the stream's consumer flag: its I/O thread, or the
+ * comm's caller while it polls a stream that has stalled (see {@code SocketComm.helpStalledStreams}).
  */
 final class DataStream {
     static final int CAPACITY = 1024;
     private static final VarHandle HEAD;
     private static final VarHandle TAIL;
     private static final VarHandle LAST_MOVED;
+    private static final VarHandle CONSUMING;
 
     static {
         try {
@@ -24,6 +28,7 @@ final class DataStream {
             HEAD = l.findVarHandle(DataStream.class, "head", long.class);
             TAIL = l.findVarHandle(DataStream.class, "tail", long.class);
             LAST_MOVED = l.findVarHandle(DataStream.class, "lastMovedNanos", long.class);
+            CONSUMING = l.findVarHandle(DataStream.class, "consuming", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -42,6 +47,8 @@ final class DataStream {
     @SuppressWarnings("unused") private volatile long head; // consumer's
     @SuppressWarnings("unused") private volatile long tail; // producer's
     @SuppressWarnings("unused") private volatile long lastMovedNanos;
+    /** 1 while a thread consumes (see {@link #tryProgress()}). */
+    @SuppressWarnings("unused") private volatile int consuming;
     /** Bytes of the head chunk already moved; the consumer's alone. */
     private int doneInHead;
 
@@ -88,12 +95,29 @@ final class DataStream {
     }
 
     /**
-     * Consumer: moves as many bytes as the socket takes or gives without blocking.
+     * Moves what the socket takes or gives now, unless another thread is consuming this stream.
+     *
+     * @return bytes moved (0 also when another thread holds the stream)
+     * @throws IOException if the connection failed or the peer closed it
+     */
+    long tryProgress() throws IOException {
+        if (!CONSUMING.compareAndSet(this, 0, 1)) {
+            return 0;
+        }
+        try {
+            return progress();
+        } finally {
+            CONSUMING.setRelease(this, 0);
+        }
+    }
+
+    /**
+     * Consumer (holding the flag): moves as many bytes as the socket takes or gives without blocking.
      *
      * @return bytes moved
      * @throws IOException if the connection failed or the peer closed it
      */
-    long progress() throws IOException {
+    private long progress() throws IOException {
         long moved = 0;
         long h = (long) HEAD.getOpaque(this);
         long t = (long) TAIL.getAcquire(this);

@@ -3,6 +3,7 @@ package io.jccl.net.socket;
 import io.jccl.cuda.CudaDevice;
 import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetException;
+import io.jccl.spi.config.Env;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -18,10 +19,16 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Caller-thread state is touched only by the thread that calls the comm's methods (NCCL uses a
  * comm from one thread at a time); the data streams are shared with the I/O threads through
- * single-producer single-consumer rings.
+ * single-producer single-consumer rings, whose consumer is the I/O thread or, while it polls,
+ * the caller ({@link DataStream#tryProgress()}).
  */
 abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     private static final VarHandle FAILURE;
+    /**
+     * How long a busy stream's I/O thread may move nothing before a polling caller moves its bytes:
+     * longer than a wake-up (tens of microseconds), far shorter than a scheduler slice (milliseconds).
+     */
+    static final long HELP_AFTER_NANOS = 1000L * Math.max(0, Env.getLong(SocketConfig.JCCL_SOCKET_HELP_US, 200));
 
     static {
         try {
@@ -177,6 +184,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             }
             in.newPass();
             readInbound();
+            if (workers.length > 0 && HELP_AFTER_NANOS > 0) {
+                helpStalledStreams();
+            }
         } catch (IOException e) {
             fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
                     + e.getMessage(), e));
@@ -185,6 +195,20 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
         watchStalls();
         checkUsable();
+    }
+
+    /**
+     * Moves the bytes of streams whose I/O thread is starved (runnable without a core for
+     * {@link #HELP_AFTER_NANOS}: more polling threads than cores, as under a launcher's CPU
+     * binding), where a message would otherwise wait a whole scheduler slice. A thread that moves
+     * bytes, or waits for its sockets, is left alone: the caller (NCCL's one proxy thread for every
+     * connection) would take the time from its other connections.
+     */
+    private void helpStalledStreams() throws IOException {
+        long now = System.nanoTime();
+        for (StreamWorker w : workers) {
+            w.helpIfStarved(now, HELP_AFTER_NANOS);
+        }
     }
 
     private void watchStalls() {
@@ -268,6 +292,12 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         return new MemoryRegion(this, DeviceStaging.mirror(gpu, data.byteSize()), data.address(), streams.length + 1);
     }
 
+    /**
+     * @return what the comm did, for the INFO line at close: how its messages went and how often
+     *         they waited, the first thing to read when a transfer is slower than it should be
+     */
+    abstract String counters();
+
     /** @return how many requests the comm can have in flight: one copy marker each */
     abstract int requestSlots();
 
@@ -295,7 +325,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             closeQuietly(s.channel);
         }
         closeQuietly(liveness);
-        plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: closed connection %s %s", sending() ? "to" : "from", peer);
+        plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: closed connection %s %s (%s)", sending() ? "to" : "from", peer,
+                counters());
     }
 
     final boolean isClosed() {

@@ -97,6 +97,13 @@ public final class SocketConfig {
                     + "and a scheduler pass, slow from a deep idle state) at the next message. 0: a few hundred polls only.")
     public static final String JCCL_SOCKET_SPIN_US = "JCCL_SOCKET_SPIN_US";
 
+    @EnvVar(defaultValue = "200",
+            description = "Microseconds an I/O thread may go without a turn of its duty cycle while runnable (no core "
+                    + "free: more polling threads than cores) before the comm's caller, polling test(), moves its bytes "
+                    + "itself. 0: never; the caller then leaves every byte of the data streams to the I/O threads. Under NCCL "
+                    + "the shim makes it 0 unless set (NCCL's one proxy thread serves every connection).")
+    public static final String JCCL_SOCKET_HELP_US = "JCCL_SOCKET_HELP_US";
+
     @EnvVar(defaultValue = "auto",
             description = "I/O threads of all JcclSocket connections of a process together; a connection gets a fair "
                     + "share when it is made, at least 1. auto: a quarter of the usable cores while NCCL_SOCKET_NTHREADS "

@@ -58,6 +58,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     private long eagerHead;
     private long eagerTail;
 
+    // Counters for the close line: receives, and the writes that announced them.
+    private long receiveCount;
+    private long ctsWriteCount;
+    private long wantedCount;
+
     // A payload arriving on the control stream, after its DATA frame.
     private RecvRequest payloadRequest;
     private MemoryRegion payloadRegion;
@@ -82,6 +87,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     @Override
     boolean sending() {
         return false;
+    }
+
+    @Override
+    synchronized String counters() {
+        return receiveCount + " receives announced in " + ctsWriteCount + " CTS writes, " + wantedCount
+                + " of them asked for by the sender or a large message after small ones";
     }
 
     @Override
@@ -121,6 +132,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         r.active = true;
         r.onDevice = onDevice;
         r.seq = requestTail++;
+        receiveCount++;
         r.n = n;
         int c = (int) (r.seq % MAX_RECEIVES);
         ctsN[c] = n;
@@ -132,6 +144,10 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         }
         try {
             placeWaitingEagers();
+            if (in.available() >= Wire.DATA_HEADER) {
+                // A message sent ahead may wait in what was read already: take it now, without a syscall.
+                readFrames();
+            }
             if (ctsWanted || streaming || requestTail - announcedTail >= CTS_BATCH) {
                 announce();
             }
@@ -180,10 +196,12 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     /** Writes the CTS frames held back, in one write. Room for them was checked when each was posted. */
     private void announce() throws IOException {
+        wantedCount += ctsWanted ? 1 : 0;
         ctsWanted = false;
         if (announcedTail == requestTail) {
             return;
         }
+        ctsWriteCount++;
         ByteBuffer frame = out.stage(unannouncedBytes());
         for (; announcedTail < requestTail; announcedTail++) {
             int c = (int) (announcedTail % MAX_RECEIVES);
@@ -365,6 +383,9 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     private boolean readEager() throws IOException, NetException {
         int tag = in.intAt(4);
         long size = in.longAt(8);
+        if ((in.byteAt(2) & Wire.FLAG_AHEAD) != 0) {
+            return takeSentAhead(tag, size, (in.byteAt(2) & Wire.FLAG_INLINE) != 0);
+        }
         if (size < 0 || size > Wire.EAGER_SLOT_BYTES) {
             throw protocolError("EAGER of " + size + " bytes");
         }
@@ -383,6 +404,61 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         eagerTag[e] = tag;
         eagerSize[e] = (int) size;
         in.copyTo(eagerSlots, (long) e * Wire.EAGER_SLOT_BYTES, (int) size);
+        return true;
+    }
+
+    /**
+     * Takes an EAGER sent ahead of its CTS ({@link Wire#FLAG_AHEAD}) once its receive is posted and
+     * the EAGERs before it are placed; until then it stays in the control stream, and its payload in
+     * the sockets.
+     *
+     * @return whether it was taken
+     */
+    private boolean takeSentAhead(int tag, long size, boolean inline) throws IOException, NetException {
+        if (size < 0 || inline && size > Wire.MAX_INLINE) {
+            throw protocolError("EAGER ahead of " + size + " bytes");
+        }
+        if (eagerHead != eagerTail || placeHead == requestTail) {
+            return false;
+        }
+        if (inline && !buffered(Wire.DATA_HEADER + (int) size)) {
+            return false;
+        }
+        if (!inline && streams.length > 0 && !streamsHaveRoom(size)) {
+            return false;
+        }
+        RecvRequest r = requests[(int) (placeHead % MAX_RECEIVES)];
+        int buffer = -1;
+        for (int i = 0; i < r.n; i++) {
+            if (!r.arrived[i] && r.tags[i] == tag) {
+                buffer = i;
+                break;
+            }
+        }
+        if (buffer < 0 || size > r.buffers[buffer].byteSize()) {
+            // Its bytes have nowhere to go and cannot be skipped without reading them: the comm
+            // fails, and the sender's when this receive's CTS reaches it.
+            throw NetException.invalidUsage(peer + " sent " + size + " bytes (tag " + tag + ") ahead of receive "
+                    + r.seq + (buffer < 0 ? ", which has no free buffer of that tag"
+                    : ", whose buffer holds " + r.buffers[buffer].byteSize()) + ": sends and receives must match");
+        }
+        in.consume(Wire.DATA_HEADER);
+        if (inline) {
+            in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
+            readAhead = ControlIn.BUFFER_BYTES;
+        } else if (streams.length > 0) {
+            r.addPending(size);
+            stripe(r.regions[buffer], r.offsets[buffer], size, r);
+        } else {
+            r.addPending(size);
+            payloadRequest = r;
+            payloadRegion = r.regions[buffer];
+            payloadOffset = r.offsets[buffer];
+            payloadRemaining = size;
+            lastInboundNanos = System.nanoTime();
+            readAhead = Wire.DATA_HEADER;
+        }
+        arrived(r, buffer, size);
         return true;
     }
 

@@ -48,6 +48,21 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long eagerHead;
     private long eagerTail;
     private final int eagerLimit;
+    /**
+     * Tag and capacity of the latest announced receive if it had one buffer (else capacity -1):
+     * what a send larger than an EAGER may go ahead of its CTS for ({@link #goesAhead}).
+     */
+    private int aheadTag;
+    private long aheadCapacity = -1;
+
+    // Counters for the close line (caller thread only): sends, how they went, and how often isend
+    // could not start one because no CTS was in hand.
+    private long sendCount;
+    private long inlineCount;
+    private long eagerCount;
+    private long aheadCount;
+    private long noCtsCount;
+    private long wantCount;
 
     private final SendRequest[] requests = new SendRequest[MAX_SENDS];
     private long requestHead;
@@ -71,6 +86,13 @@ final class SocketSendComm extends SocketComm implements SendComm {
     @Override
     boolean sending() {
         return true;
+    }
+
+    @Override
+    String counters() {
+        return sendCount + " sends: " + inlineCount + " inline, " + eagerCount + " eager, " + aheadCount
+                + " ahead of their CTS; isend found no CTS "
+                + noCtsCount + " times, asked for CTS " + wantCount + " times";
     }
 
     @Override
@@ -104,8 +126,10 @@ final class SocketSendComm extends SocketComm implements SendComm {
             progress();
             if (ctsHead == ctsTail || eagerHead != eagerTail) {
                 // No receive in hand, or earlier EAGERs not yet placed (this send goes after them).
-                SendRequest r = size <= eagerLimit ? sendEager(region, offset, tag, size) : null;
+                SendRequest r = size <= eagerLimit ? sendEager(region, offset, tag, size)
+                        : goesAhead(region, tag, size) ? sendAhead(region, offset, tag, size) : null;
                 if (r == null) {
+                    noCtsCount++;
                     askForCts();
                 }
                 return r;
@@ -137,6 +161,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
         r.size = (int) size;
+        sendCount++;
+        inlineCount += inline ? 1 : 0;
         receiverHoldsBack = size <= Wire.EAGER_SLOT_BYTES;
         ByteBuffer frame = out.stage(stagedBytes);
         int flags = oversize ? Wire.FLAG_OVERSIZE : inline ? Wire.FLAG_INLINE : 0;
@@ -186,6 +212,60 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 + peer + " (tags " + tags(c) + "): sends and receives match in posting order");
     }
 
+    /**
+     * @return whether a send too large for an EAGER slot may still go before its CTS: the receiver
+     *         posted one-buffer receives of this tag and at least this size so far (as NCCL's
+     *         proxy does, one buffer size per connection), so its receive will very likely take it
+     */
+    private boolean goesAhead(MemoryRegion region, int tag, long size) {
+        return !region.onDevice() && deferHead == deferTail && aheadTag == tag && size <= aheadCapacity;
+    }
+
+    /**
+     * A send larger than an EAGER slot, before its CTS (an EAGER frame with {@link Wire#FLAG_AHEAD}):
+     * its payload goes as a DATA frame's would (inline, over the data streams or after the frame),
+     * and the receiver reads it once its receive is posted, leaving it in the sockets until then, as
+     * NCCL's Socket does with every message. Without it a send waits a round trip for the CTS of
+     * every receive that NCCL's proxy posts later than the peer's data is ready (every step of a
+     * collective whose ranks run level: 1.6 to 2 failed isend calls per message under NCCL).
+     */
+    private SendRequest sendAhead(MemoryRegion region, long offset, int tag, long size) throws NetException {
+        boolean inline = size <= inlineBytes;
+        boolean viaStreams = !inline && streams.length > 0;
+        int stagedBytes = Wire.DATA_HEADER + (inline ? (int) size : 0);
+        if (eagerTail - eagerHead == Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
+                || !out.hasRoom(stagedBytes, inline || viaStreams ? 0 : 1) || (viaStreams && !streamsHaveRoom(size))) {
+            return null;
+        }
+        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
+        r.active = true;
+        r.size = (int) size;
+        sendCount++;
+        aheadCount++;
+        int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
+        eagerSize[e] = (int) size;
+        eagerTag[e] = tag;
+        ByteBuffer frame = out.stage(stagedBytes);
+        byte flags = (byte) (Wire.FLAG_AHEAD | (inline ? Wire.FLAG_INLINE : 0));
+        frame.put(Wire.EAGER).put((byte) 0).put(flags).put((byte) 0).putInt(tag).putLong(size);
+        if (inline) {
+            MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
+                    frame.position(), size);
+        } else if (viaStreams) {
+            r.addPending(size);
+            stripe(region, offset, size, r);
+        } else {
+            r.addPending(size);
+            out.payload(region, offset, size, r);
+        }
+        try {
+            out.flush();
+        } catch (IOException e2) {
+            fail(NetException.remoteError("connection to " + peer + " lost: " + e2.getMessage(), e2));
+        }
+        return r;
+    }
+
     /** A small send ahead of its CTS: copied into an EAGER frame now, placed when the CTS comes. */
     private SendRequest sendEager(MemoryRegion region, long offset, int tag, long size) throws NetException {
         int stagedBytes = Wire.DATA_HEADER + (int) size;
@@ -199,6 +279,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
         r.active = true;
         r.size = (int) size;
+        sendCount++;
+        eagerCount++;
         receiverHoldsBack = true;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
@@ -277,6 +359,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
             return;
         }
         wantSent = true;
+        wantCount++;
         out.stage(Wire.DATA_HEADER).put(Wire.WANT).put((byte) 0).putShort((short) 0).putInt(0).putLong(0);
         try {
             out.flush();
@@ -389,6 +472,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 ctsCapacity[c][i] = in.longAt(Wire.CTS_HEADER + i * Wire.CTS_ENTRY);
                 ctsTag[c][i] = in.intAt(Wire.CTS_HEADER + i * Wire.CTS_ENTRY + 8);
             }
+            aheadTag = ctsTag[c][0];
+            aheadCapacity = n == 1 ? ctsCapacity[c][0] : -1;
             in.consume(Wire.ctsBytes(n));
             ctsTail++;
             wantSent = false;

@@ -36,6 +36,8 @@ final class StreamWorker implements Runnable {
     private final Selector selector;
     private final Consumer<SelectionKey> ignoreKey = key -> { };
     private volatile int state = RUNNING;
+    /** When the duty cycle last went round: stale while RUNNING means runnable without a core. */
+    private volatile long lastCycleNanos = System.nanoTime();
     private volatile boolean stopping;
 
     StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, String name) {
@@ -98,9 +100,17 @@ final class StreamWorker implements Runnable {
             selector.wakeup();
         }
         if (Thread.currentThread() != thread) {
-            try {
-                thread.join(10_000);
-            } catch (InterruptedException e) {
+            // An interrupt of the caller must not cut the wait short: its memory is free after this.
+            boolean interrupted = false;
+            long deadline = System.nanoTime() + 10_000_000_000L;
+            while (thread.isAlive() && System.nanoTime() < deadline) {
+                try {
+                    thread.join(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
@@ -112,9 +122,10 @@ final class StreamWorker implements Runnable {
         long lastMoved = 0;
         try {
             while (!stopping && comm.failure() == null) {
+                lastCycleNanos = System.nanoTime();
                 long moved = 0;
                 for (DataStream s : streams) {
-                    moved += s.progress();
+                    moved += s.tryProgress();
                 }
                 if (moved > 0) {
                     idleRounds = 0;
@@ -154,6 +165,22 @@ final class StreamWorker implements Runnable {
                     selector.close();
                 } catch (IOException ignored) {
                     // the streams' keys go with it; the channels are closed by the comm
+                }
+            }
+        }
+    }
+
+    /**
+     * Caller side: moves this worker's bytes if it is starved, that is running (not blocked on its
+     * sockets' readiness, not parked) yet without a turn of its duty cycle for {@code afterNanos}:
+     * it is runnable without a core, as when polling threads outnumber the cores. A worker waiting
+     * for the peer's bytes or for room in its sockets is left to wait; so is one that moves bytes.
+     */
+    void helpIfStarved(long now, long afterNanos) throws IOException {
+        if (state == RUNNING && now - lastCycleNanos > afterNanos) {
+            for (DataStream s : streams) {
+                if (s.busy()) {
+                    s.tryProgress();
                 }
             }
         }

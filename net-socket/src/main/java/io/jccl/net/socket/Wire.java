@@ -30,6 +30,17 @@ package io.jccl.net.socket;
  * copied (as NCCL's Socket's sends complete once written); one too large for its receive fails
  * that receive, and the sending comm when the CTS tells it.
  *
+ * <p>A larger send may go ahead of its CTS too when the receiver's latest receive had one buffer of
+ * the send's tag and at least its size (NCCL posts one buffer size per connection):
+ * <pre>
+ * EAGER u8 type=3, u8 0, u8 flags=AHEAD[|INLINE], u8 0, i32 tag, i64 size
+ *       [payload as for DATA: inline, after the frame, or over the data streams]
+ * </pre>
+ * It takes no slot: the receiver parses nothing after it until a receive is posted for it, so its
+ * payload waits in the sockets (as every message does with NCCL's Socket). It counts against the
+ * same {@link #EAGER_SLOTS} credit, and is placed by the same rule. If its receive is smaller after
+ * all, both comms fail (the receiver cannot take the bytes and must not lose its place).
+ *
  * <p>So small messages need no CTS each, only the credit a CTS returns: while messages are small
  * the receiver holds its CTS frames back and writes them {@code SocketRecvComm.CTS_BATCH} at a time
  * (one write per message instead of two). A sender that waits for a CTS (a large send, or EAGER
@@ -61,6 +72,8 @@ final class Wire {
 
     static final int FLAG_INLINE = 1;
     static final int FLAG_OVERSIZE = 2;
+    /** On an EAGER: a message of any size, not for a slot; the receiver reads it once its receive is posted. */
+    static final int FLAG_AHEAD = 4;
 
     private Wire() {
     }

@@ -25,6 +25,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class ShimBridge {
     /** JcclSocket's bound on all connections' I/O threads (its SocketConfig.JCCL_SOCKET_IO_THREADS). */
     static final String SOCKET_IO_THREADS = "JCCL_SOCKET_IO_THREADS";
+    /** JcclSocket's wait before a caller moves a starved I/O thread's bytes (its SocketConfig.JCCL_SOCKET_HELP_US). */
+    static final String SOCKET_HELP_US = "JCCL_SOCKET_HELP_US";
 
     private ShimBridge() {
     }
@@ -83,6 +85,12 @@ public final class ShimBridge {
     static void keepThreadsPerConnection() {
         if (io.jccl.spi.config.Env.get(SOCKET_IO_THREADS) == null) {
             System.setProperty(SOCKET_IO_THREADS, "0");
+        }
+        // Nor does NCCL's one proxy thread move stream bytes for a starved I/O thread: with 8
+        // channels (64 I/O threads a rank on 16 cores) it took that work often enough to cost all_reduce
+        // a sixth of its busbw from 128 MiB (H200: 8.8-9.1 against 10.2-10.4 GB/s without).
+        if (io.jccl.spi.config.Env.get(SOCKET_HELP_US) == null) {
+            System.setProperty(SOCKET_HELP_US, "0");
         }
     }
 
