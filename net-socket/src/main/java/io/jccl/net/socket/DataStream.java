@@ -112,12 +112,13 @@ final class DataStream {
     }
 
     /**
-     * Consumer (holding the flag): moves as many bytes as the socket takes or gives without blocking.
+     * Consumer: moves as many bytes as the socket takes or gives without blocking. Called holding
+     * the flag, or by the I/O thread alone where callers never help (JCCL_SOCKET_HELP_US=0).
      *
      * @return bytes moved
      * @throws IOException if the connection failed or the peer closed it
      */
-    private long progress() throws IOException {
+    long progress() throws IOException {
         long moved = 0;
         long h = (long) HEAD.getOpaque(this);
         long t = (long) TAIL.getAcquire(this);
