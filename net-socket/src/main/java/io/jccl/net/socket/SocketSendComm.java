@@ -54,6 +54,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
      */
     private int aheadTag;
     private long aheadCapacity = -1;
+    /** When the latest EAGER was placed: the receiver has been reading its bytes since (see {@link #stallClockFloor}). */
+    private long lastPlacedNanos = Long.MIN_VALUE;
 
     // Counters for the close line (caller thread only): sends, how they went, and how often isend
     // could not start one because no CTS was in hand.
@@ -217,6 +219,12 @@ final class SocketSendComm extends SocketComm implements SendComm {
      *         posted one-buffer receives of this tag and at least this size so far (as NCCL's
      *         proxy does, one buffer size per connection), so its receive will very likely take it
      */
+    @Override
+    long stallClockFloor(long now) {
+        // Sends ahead of their receives: the receiver reads nothing of them until it posts those.
+        return eagerHead != eagerTail ? now : lastPlacedNanos;
+    }
+
     private boolean goesAhead(MemoryRegion region, int tag, long size) {
         return !region.onDevice() && deferHead == deferTail && aheadTag == tag && size <= aheadCapacity;
     }
@@ -395,6 +403,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 ctsHead++;
             }
             eagerHead++;
+            lastPlacedNanos = System.nanoTime();
         }
     }
 

@@ -12,6 +12,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -103,6 +104,43 @@ class SocketSendAheadTest {
             assertNotNull(sent, "the sending comm fails once the CTS of the smaller receive arrives");
             assertThrows(NetException.class, () -> lo.plugin.irecv(p.recv(), 1, new MemorySegment[] {dst}, new int[] {0},
                     new MemoryHandle[] {rm}), "the receiving comm failed: it could not skip the bytes");
+        }
+    }
+
+    /**
+     * A send ahead of its receive waits in the sockets, and a large one fills them: the receiver
+     * that posts late (computing) is idle, not stuck, and nothing may fail while it sends
+     * heartbeats. If this fails with "accepted no data", the stall watchdog counted the time
+     * before the receive was posted ({@code SocketSendComm.stallClockFloor}).
+     */
+    @ParameterizedTest(name = "threads x streams = {0}")
+    @CsvSource({"0x1", "2x2"})
+    void aReceiverThatPostsLongAfterTheBoundDoesNotFailALargeSendAhead(String layout) throws Exception {
+        long bound = 1000;
+        int size = 48 << 20; // more than the kernel's socket buffers hold
+        String[] tp = layout.split("x");
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1], SocketConfig.JCCL_SOCKET_TIMEOUT_MS, Long.toString(bound)))) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(size);
+            MemorySegment dst = lo.allocate(size);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            lo.awaitAll(lo.recv(p.recv(), dst, 0, rm), lo.send(p.send(), src.asSlice(0, 4096), 0, sm));
+            Loopback.fillPattern(src, 5);
+            NetRequest ahead = lo.plugin.isend(p.send(), src, 0, sm);
+            assertNotNull(ahead);
+            long until = System.nanoTime() + 3 * bound * 1_000_000L;
+            while (System.nanoTime() < until) {
+                assertFalse(lo.plugin.test(ahead, null), "48 MiB cannot all be in the sockets yet");
+                Thread.sleep(1);
+            }
+            NetRequest r = lo.recv(p.recv(), dst, 0, rm);
+            int[][] sizes = lo.awaitAll(ahead, r);
+            assertEquals(size, sizes[1][0]);
+            MemorySegment expected = lo.allocate(size);
+            Loopback.fillPattern(expected, 5);
+            assertEquals(-1, expected.mismatch(dst), "the late receive's data");
         }
     }
 
