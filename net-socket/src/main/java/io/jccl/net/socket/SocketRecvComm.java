@@ -332,7 +332,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             if (size > r.buffers[buffer].byteSize()) {
                 throw protocolError("DATA of " + size + " bytes for a " + r.buffers[buffer].byteSize() + "-byte buffer");
             }
-            if ((flags & Wire.FLAG_INLINE) != 0) {
+            boolean inline = (flags & Wire.FLAG_INLINE) != 0;
+            if (inline) {
                 // The sender's inline limit may differ from ours; the protocol's bound is the same for all.
                 if (size > Wire.MAX_INLINE) {
                     throw protocolError("inline DATA of " + size + " bytes");
@@ -340,30 +341,46 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                 if (!buffered(Wire.DATA_HEADER + (int) size)) {
                     return;
                 }
-                in.consume(Wire.DATA_HEADER);
-                in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
-                arrived(r, buffer, size);
-                readAhead = ControlIn.BUFFER_BYTES;
-            } else if (streams.length > 0) {
-                if (!streamsHaveRoom(size)) {
-                    return;
-                }
-                in.consume(Wire.DATA_HEADER);
-                r.addPending(size);
-                stripe(r.regions[buffer], r.offsets[buffer], size, r);
-                arrived(r, buffer, size);
-            } else {
-                in.consume(Wire.DATA_HEADER);
-                r.addPending(size);
-                payloadRequest = r;
-                payloadRegion = r.regions[buffer];
-                payloadOffset = r.offsets[buffer];
-                payloadRemaining = size;
-                lastInboundNanos = System.nanoTime();
-                arrived(r, buffer, size);
-                readAhead = Wire.DATA_HEADER;
+            } else if (streams.length > 0 && !streamsHaveRoom(size)) {
+                return;
+            }
+            land(r, buffer, size, inline);
+        }
+    }
+
+    /**
+     * Consumes a frame's header and takes its payload into buffer {@code buffer} of {@code r}:
+     * inline from the control stream, over the data streams, or after the frame. The caller has
+     * checked that it can be taken now (all of an inline payload buffered, room on the streams).
+     */
+    private void land(RecvRequest r, int buffer, long size, boolean inline) {
+        in.consume(Wire.DATA_HEADER);
+        if (inline) {
+            in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
+            readAhead = ControlIn.BUFFER_BYTES;
+        } else if (streams.length > 0) {
+            r.addPending(size);
+            stripe(r.regions[buffer], r.offsets[buffer], size, r);
+        } else {
+            r.addPending(size);
+            payloadRequest = r;
+            payloadRegion = r.regions[buffer];
+            payloadOffset = r.offsets[buffer];
+            payloadRemaining = size;
+            lastInboundNanos = System.nanoTime();
+            readAhead = Wire.DATA_HEADER;
+        }
+        arrived(r, buffer, size);
+    }
+
+    /** @return the first buffer of {@code r} with tag {@code tag} that nothing has arrived in, or -1 */
+    private static int freeBuffer(RecvRequest r, int tag) {
+        for (int i = 0; i < r.n; i++) {
+            if (!r.arrived[i] && r.tags[i] == tag) {
+                return i;
             }
         }
+        return -1;
     }
 
     private void arrived(RecvRequest r, int buffer, long size) {
@@ -428,13 +445,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             return false;
         }
         RecvRequest r = requests[(int) (placeHead % MAX_RECEIVES)];
-        int buffer = -1;
-        for (int i = 0; i < r.n; i++) {
-            if (!r.arrived[i] && r.tags[i] == tag) {
-                buffer = i;
-                break;
-            }
-        }
+        int buffer = freeBuffer(r, tag);
         if (buffer < 0 || size > r.buffers[buffer].byteSize()) {
             // Its bytes have nowhere to go and cannot be skipped without reading them: the comm
             // fails, and the sender's when this receive's CTS reaches it.
@@ -442,23 +453,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                     + r.seq + (buffer < 0 ? ", which has no free buffer of that tag"
                     : ", whose buffer holds " + r.buffers[buffer].byteSize()) + ": sends and receives must match");
         }
-        in.consume(Wire.DATA_HEADER);
-        if (inline) {
-            in.copyTo(r.regions[buffer].memory, r.offsets[buffer], (int) size);
-            readAhead = ControlIn.BUFFER_BYTES;
-        } else if (streams.length > 0) {
-            r.addPending(size);
-            stripe(r.regions[buffer], r.offsets[buffer], size, r);
-        } else {
-            r.addPending(size);
-            payloadRequest = r;
-            payloadRegion = r.regions[buffer];
-            payloadOffset = r.offsets[buffer];
-            payloadRemaining = size;
-            lastInboundNanos = System.nanoTime();
-            readAhead = Wire.DATA_HEADER;
-        }
-        arrived(r, buffer, size);
+        land(r, buffer, size, inline);
         return true;
     }
 
@@ -477,13 +472,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
      */
     private void placeEager(int tag, int size, MemorySegment from, long fromOffset) throws NetException {
         RecvRequest r = requests[(int) (placeHead % MAX_RECEIVES)];
-        int buffer = -1;
-        for (int i = 0; i < r.n; i++) {
-            if (!r.arrived[i] && r.tags[i] == tag) {
-                buffer = i;
-                break;
-            }
-        }
+        int buffer = freeBuffer(r, tag);
         if (buffer < 0) {
             throw NetException.invalidUsage(peer + " sent a message with tag " + tag + " that matches no free buffer "
                     + "of receive " + r.seq + ": sends and receives match in posting order");
