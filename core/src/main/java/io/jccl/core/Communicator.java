@@ -156,6 +156,7 @@ public final class Communicator implements AutoCloseable {
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
     private boolean sharedMemory;
     private final Object submitLock = new Object();
+    private final OverlapStaging overlapStaging = new OverlapStaging();
     private long sequence;
     /** The sequence number of the last operation issued, for peers diagnosing a timeout. */
     private volatile long issued;
@@ -1653,7 +1654,7 @@ public final class Communicator implements AutoCloseable {
         checkUsable();
         ReductionKernel kernel = MemoryKind.HOST.kernel();
         connectPeers(builder.sendPeers(), builder.recvPeers());
-        builder.stageOverlappingSends();
+        builder.stageOverlappingSends(bytes -> overlapStaging.take(bytes, op));
         op.setTasks(builder.name(), builder.build(p -> p2pSend[p], p -> p2pRecv[p], kernel));
         synchronized (submitLock) {
             op.setEvent(Events.beginCollective(builder.name(), builder.bytes(), builder.algorithm(), rank, nranks,

@@ -8,13 +8,13 @@ import io.jccl.core.transport.SendConnection;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.IntFunction;
+import java.util.function.LongFunction;
 
 /**
  * Turns the calls of one group (or one ungrouped call) into the tasks of one {@link Operation}:
@@ -376,21 +376,47 @@ public final class OperationBuilder {
     /**
      * Copies every send whose bytes a receive of the same group overwrites (in-place all-to-all,
      * a send/recv ring on one buffer), so that the send reads the data as it was at launch.
+     *
+     * @param staging gives memory of the bytes asked for ({@link #overlappingSendBytes}), left alone
+     *                until the operation is done
      */
-    public void stageOverlappingSends() {
-        if (sends.isEmpty() || recvs.isEmpty()) {
+    public void stageOverlappingSends(LongFunction<MemorySegment> staging) {
+        long bytes = overlappingSendBytes();
+        if (bytes == 0) {
             return;
         }
+        MemorySegment copy = staging.apply(bytes);
+        long at = 0;
         for (List<Transfer> list : sends.values()) {
             for (int i = 0; i < list.size(); i++) {
                 Transfer s = list.get(i);
                 if (s.bytes() > 0 && overwritten(s)) {
-                    MemorySegment copy = Arena.ofAuto().allocate(s.bytes(), 64);
-                    MemorySegment.copy(s.buffer(), s.offset(), copy, 0, s.bytes());
-                    list.set(i, new Transfer(copy, 0, s.bytes()));
+                    MemorySegment.copy(s.buffer(), s.offset(), copy, at, s.bytes());
+                    list.set(i, new Transfer(copy, at, s.bytes()));
+                    at += align(s.bytes());
                 }
             }
         }
+    }
+
+    /** @return the bytes {@link #stageOverlappingSends} needs (each send 64-byte aligned); 0 if no send overlaps */
+    public long overlappingSendBytes() {
+        if (sends.isEmpty() || recvs.isEmpty()) {
+            return 0;
+        }
+        long bytes = 0;
+        for (List<Transfer> list : sends.values()) {
+            for (Transfer s : list) {
+                if (s.bytes() > 0 && overwritten(s)) {
+                    bytes += align(s.bytes());
+                }
+            }
+        }
+        return bytes;
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 63) & ~63L;
     }
 
     private boolean overwritten(Transfer s) {
