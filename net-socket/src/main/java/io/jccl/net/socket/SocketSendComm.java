@@ -160,10 +160,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (Integer.bitCount(ctsFilled[c]) == ctsN[c]) {
             ctsHead++;
         }
-        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
-        r.active = true;
-        r.size = (int) size;
-        sendCount++;
+        SendRequest r = newRequest(size);
         inlineCount += inline ? 1 : 0;
         receiverHoldsBack = size <= Wire.EAGER_SLOT_BYTES;
         ByteBuffer frame = out.stage(stagedBytes);
@@ -172,31 +169,10 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (oversize) {
             r.error = NetException.invalidUsage("send of " + size + " bytes is larger than the " + capacity
                     + "-byte buffer (tag " + tag + ") that " + peer + " posted; nothing was sent");
-        } else if (inline) {
-            if (region.onDevice()) {
-                copyFromDeviceNow(region, offset, size);
-            }
-            MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
-                    frame.position(), size);
-        } else if (viaStreams) {
-            r.addPending(size);
-            if (region.onDevice() || deferHead != deferTail) {
-                defer(r, region, offset);
-            } else {
-                stripe(region, offset, size, r);
-            }
         } else {
-            r.addPending(size);
-            if (region.onDevice()) {
-                copyFromDeviceNow(region, offset, size);
-            }
-            out.payload(region, offset, size, r);
+            payload(r, frame, region, offset, inline, viaStreams);
         }
-        try {
-            out.flush();
-        } catch (IOException e) {
-            fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
-        }
+        flushOrFail();
         return r;
     }
 
@@ -214,17 +190,17 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 + peer + " (tags " + tags(c) + "): sends and receives match in posting order");
     }
 
-    /**
-     * @return whether a send too large for an EAGER slot may still go before its CTS: the receiver
-     *         posted one-buffer receives of this tag and at least this size so far (as NCCL's
-     *         proxy does, one buffer size per connection), so its receive will very likely take it
-     */
     @Override
     long stallClockFloor(long now) {
         // Sends ahead of their receives: the receiver reads nothing of them until it posts those.
         return eagerHead != eagerTail ? now : lastPlacedNanos;
     }
 
+    /**
+     * @return whether a send too large for an EAGER slot may still go before its CTS: the receiver
+     *         posted one-buffer receives of this tag and at least this size so far (as NCCL's
+     *         proxy does, one buffer size per connection), so its receive will very likely take it
+     */
     private boolean goesAhead(MemoryRegion region, int tag, long size) {
         return !region.onDevice() && deferHead == deferTail && aheadTag == tag && size <= aheadCapacity;
     }
@@ -245,10 +221,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 || !out.hasRoom(stagedBytes, inline || viaStreams ? 0 : 1) || (viaStreams && !streamsHaveRoom(size))) {
             return null;
         }
-        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
-        r.active = true;
-        r.size = (int) size;
-        sendCount++;
+        SendRequest r = newRequest(size);
         aheadCount++;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
@@ -256,22 +229,57 @@ final class SocketSendComm extends SocketComm implements SendComm {
         ByteBuffer frame = out.stage(stagedBytes);
         byte flags = (byte) (Wire.FLAG_AHEAD | (inline ? Wire.FLAG_INLINE : 0));
         frame.put(Wire.EAGER).put((byte) 0).put(flags).put((byte) 0).putInt(tag).putLong(size);
+        payload(r, frame, region, offset, inline, viaStreams);
+        flushOrFail();
+        return r;
+    }
+
+    /** @return the next request of the ring, handed out for a send of {@code size} bytes */
+    private SendRequest newRequest(long size) {
+        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
+        r.active = true;
+        r.size = (int) size;
+        sendCount++;
+        return r;
+    }
+
+    /**
+     * Queues a send's payload after its frame (staged, not yet flushed): copied into the frame
+     * (inline), dealt over the data streams, or after the frame on the control stream. Device
+     * memory reaches the host mirror first.
+     */
+    private void payload(SendRequest r, ByteBuffer frame, MemoryRegion region, long offset, boolean inline,
+                         boolean viaStreams) throws NetException {
+        long size = r.size;
         if (inline) {
+            if (region.onDevice()) {
+                copyFromDeviceNow(region, offset, size);
+            }
             MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                     frame.position(), size);
         } else if (viaStreams) {
             r.addPending(size);
-            stripe(region, offset, size, r);
+            if (region.onDevice() || deferHead != deferTail) {
+                defer(r, region, offset);
+            } else {
+                stripe(region, offset, size, r);
+            }
         } else {
             r.addPending(size);
+            if (region.onDevice()) {
+                copyFromDeviceNow(region, offset, size);
+            }
             out.payload(region, offset, size, r);
         }
+    }
+
+    /** Writes what the control stream has staged; a broken connection fails the comm. */
+    private void flushOrFail() {
         try {
             out.flush();
-        } catch (IOException e2) {
-            fail(NetException.remoteError("connection to " + peer + " lost: " + e2.getMessage(), e2));
+        } catch (IOException e) {
+            fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
         }
-        return r;
     }
 
     /** A small send ahead of its CTS: copied into an EAGER frame now, placed when the CTS comes. */
@@ -284,10 +292,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (region.onDevice()) {
             copyFromDeviceNow(region, offset, size);
         }
-        SendRequest r = requests[(int) (requestTail++ % MAX_SENDS)];
-        r.active = true;
-        r.size = (int) size;
-        sendCount++;
+        SendRequest r = newRequest(size);
         eagerCount++;
         receiverHoldsBack = true;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
@@ -297,11 +302,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
         MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                 frame.position(), size);
-        try {
-            out.flush();
-        } catch (IOException e2) {
-            fail(NetException.remoteError("connection to " + peer + " lost: " + e2.getMessage(), e2));
-        }
+        flushOrFail();
         return r;
     }
 
@@ -369,11 +370,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         wantSent = true;
         wantCount++;
         out.stage(Wire.DATA_HEADER).put(Wire.WANT).put((byte) 0).putShort((short) 0).putInt(0).putLong(0);
-        try {
-            out.flush();
-        } catch (IOException e) {
-            fail(NetException.remoteError("connection to " + peer + " lost: " + e.getMessage(), e));
-        }
+        flushOrFail();
         try {
             // Also on the liveness socket: the receiver's liveness thread answers even if its caller
             // does not call the receiving comm. A full socket (a frozen peer) takes nothing: no matter.
