@@ -13,7 +13,7 @@ import java.nio.channels.SocketChannel;
  * and the socket without copies. Nothing is allocated per chunk.
  *
  * <p>The consumer is whichever thread holds the stream's consumer flag: its I/O thread, or the
- * comm's caller while it polls a stream that has stalled (see {@code SocketComm.helpStalledStreams}).
+ * comm's caller while the I/O thread is starved ({@link StreamWorker#helpIfStarved()}).
  */
 final class DataStream {
     static final int CAPACITY = 1024;

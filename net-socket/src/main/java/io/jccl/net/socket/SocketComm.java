@@ -3,7 +3,6 @@ package io.jccl.net.socket;
 import io.jccl.cuda.CudaDevice;
 import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.NetException;
-import io.jccl.spi.config.Env;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -24,11 +23,6 @@ import java.util.concurrent.TimeUnit;
  */
 abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     private static final VarHandle FAILURE;
-    /**
-     * How long a busy stream's I/O thread may move nothing before a polling caller moves its bytes:
-     * longer than a wake-up (tens of microseconds), far shorter than a scheduler slice (milliseconds).
-     */
-    static final long HELP_AFTER_NANOS = 1000L * Math.max(0, Env.getLong(SocketConfig.JCCL_SOCKET_HELP_US, 200));
 
     static {
         try {
@@ -93,7 +87,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             for (int s = w, k = 0; s < data.length; s += t) {
                 mine[k++] = streams[s];
             }
-            workers[w] = new StreamWorker(this, mine, settings.spinNanos(),
+            workers[w] = new StreamWorker(this, mine, settings.spinNanos(), settings.helpAfterNanos(),
                     "jccl-socket-" + (sending ? "send" : "recv") + "-" + peer + "-" + w);
         }
     }
@@ -184,8 +178,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             }
             in.newPass();
             readInbound();
-            if (workers.length > 0 && HELP_AFTER_NANOS > 0) {
-                helpStalledStreams();
+            for (StreamWorker w : workers) {
+                w.helpIfStarved();
             }
         } catch (IOException e) {
             fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
@@ -195,20 +189,6 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
         watchStalls();
         checkUsable();
-    }
-
-    /**
-     * Moves the bytes of streams whose I/O thread is starved (runnable without a core for
-     * {@link #HELP_AFTER_NANOS}: more polling threads than cores, as under a launcher's CPU
-     * binding), where a message would otherwise wait a whole scheduler slice. A thread that moves
-     * bytes, or waits for its sockets, is left alone: the caller (NCCL's one proxy thread for every
-     * connection) would take the time from its other connections.
-     */
-    private void helpStalledStreams() throws IOException {
-        long now = System.nanoTime();
-        for (StreamWorker w : workers) {
-            w.helpIfStarved(now, HELP_AFTER_NANOS);
-        }
     }
 
     private void watchStalls() {

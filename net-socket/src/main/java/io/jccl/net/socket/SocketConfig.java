@@ -136,11 +136,14 @@ public final class SocketConfig {
      * @param connectTimeout connection set-up bound
      * @param layoutReason   why the stream layout is what it is, for the log
      * @param spinNanos      how long an idle I/O thread polls before it blocks
+     * @param helpAfterNanos how long an I/O thread may be starved before a polling caller moves its
+     *                       bytes, 0 for never ({@code JCCL_SOCKET_HELP_US})
      * @param ioThreadLimit  I/O threads of all comms of the process together, 0 for no bound
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     boolean inlineAuto, int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
-                    Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, int ioThreadLimit) {
+                    Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, long helpAfterNanos,
+                    int ioThreadLimit) {
 
         /**
          * @return how often every comm sends a heartbeat on its liveness socket: every second, or
@@ -169,7 +172,7 @@ public final class SocketConfig {
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
                     inlineBytes, inlineAuto, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
-                    connectTimeout, "chosen by the listener", spinNanos, ioThreadLimit);
+                    connectTimeout, "chosen by the listener", spinNanos, helpAfterNanos, ioThreadLimit);
         }
     }
 
@@ -216,6 +219,7 @@ public final class SocketConfig {
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
                 Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why,
                 TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_SPIN_US, Env.getInt(JCCL_SOCKET_SPIN_US, 0), 0, 1_000_000)),
+                TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_HELP_US, Env.getInt(JCCL_SOCKET_HELP_US, 200), 0, 1_000_000)),
                 ioThreadLimit(threadsAuto, Runtime.getRuntime().availableProcessors()));
     }
 

@@ -31,6 +31,8 @@ final class StreamWorker implements Runnable {
     private final DataStream[] streams;
     /** Polls at least this long after the last byte moved before backing off (JCCL_SOCKET_SPIN_US). */
     private final long spinNanos;
+    /** A polling caller moves this worker's bytes once it is starved this long; 0: never (JCCL_SOCKET_HELP_US). */
+    private final long helpAfterNanos;
     private final Thread thread;
     /** Over this worker's streams (read or write readiness); null if none could be opened. */
     private final Selector selector;
@@ -40,10 +42,11 @@ final class StreamWorker implements Runnable {
     private volatile long lastCycleNanos = System.nanoTime();
     private volatile boolean stopping;
 
-    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, String name) {
+    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, long helpAfterNanos, String name) {
         this.comm = comm;
         this.streams = streams;
         this.spinNanos = spinNanos;
+        this.helpAfterNanos = helpAfterNanos;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
         this.selector = openSelector(streams);
@@ -121,7 +124,7 @@ final class StreamWorker implements Runnable {
         int idleRounds = 0;
         long lastMoved = 0;
         try {
-            boolean shared = SocketComm.HELP_AFTER_NANOS > 0;
+            boolean shared = helpAfterNanos > 0;
             while (!stopping && comm.failure() == null) {
                 long moved = 0;
                 if (shared) {
@@ -179,13 +182,15 @@ final class StreamWorker implements Runnable {
     }
 
     /**
-     * Caller side: moves this worker's bytes if it is starved, that is running (not blocked on its
-     * sockets' readiness, not parked) yet without a turn of its duty cycle for {@code afterNanos}:
-     * it is runnable without a core, as when polling threads outnumber the cores. A worker waiting
-     * for the peer's bytes or for room in its sockets is left to wait; so is one that moves bytes.
+     * Caller side (the comm's caller, polling): moves this worker's bytes if it is starved, that is
+     * running (not blocked on its sockets' readiness, not parked) yet without a turn of its duty
+     * cycle for {@code JCCL_SOCKET_HELP_US}: runnable without a core, as when polling threads
+     * outnumber the cores, where a message would wait a whole scheduler slice. A worker waiting for
+     * the peer's bytes or for room in its sockets is left to wait; so is one that moves bytes: under
+     * NCCL the caller is the one proxy thread of every connection, whose time the others need.
      */
-    void helpIfStarved(long now, long afterNanos) throws IOException {
-        if (state == RUNNING && now - lastCycleNanos > afterNanos) {
+    void helpIfStarved() throws IOException {
+        if (helpAfterNanos > 0 && state == RUNNING && System.nanoTime() - lastCycleNanos > helpAfterNanos) {
             for (DataStream s : streams) {
                 if (s.busy()) {
                     s.tryProgress();

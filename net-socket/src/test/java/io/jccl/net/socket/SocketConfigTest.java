@@ -3,6 +3,7 @@ package io.jccl.net.socket;
 import org.junit.jupiter.api.Test;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The automatic stream layout, with and without a launcher's CPU binding. */
@@ -65,6 +66,20 @@ class SocketConfigTest {
             assertEquals(4096, set.withLayout(0, 0, 65536).inlineBytes(0), "a listener's layout keeps the setting");
         } finally {
             System.clearProperty(SocketConfig.NCCL_SOCKET_INLINE);
+        }
+    }
+
+    @Test
+    void callerHelpDefaultsTo200MicrosecondsAndRefusesANegativeBound() {
+        assertEquals(200_000, SocketConfig.fromEnvironment().helpAfterNanos());
+        System.setProperty(SocketConfig.JCCL_SOCKET_HELP_US, "0");
+        try {
+            assertEquals(0, SocketConfig.fromEnvironment().helpAfterNanos(), "0: callers never help");
+            System.setProperty(SocketConfig.JCCL_SOCKET_HELP_US, "-5");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
+            assertTrue(e.getMessage().contains(SocketConfig.JCCL_SOCKET_HELP_US), e.getMessage());
+        } finally {
+            System.clearProperty(SocketConfig.JCCL_SOCKET_HELP_US);
         }
     }
 
