@@ -56,6 +56,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     private volatile long lastHeardNanos = System.nanoTime();
     /** Why the liveness socket ended, or null while it works; written by the watch. */
     private volatile String livenessEnd;
+    /** Polls answered by {@link #pollStreams} without a syscall, for the close line. Caller thread. */
+    long quietPolls;
     /** Round-robin position of the next chunk, the same on both ends of the connection. */
     private int nextStream;
 
@@ -189,6 +191,35 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
         watchStalls();
         checkUsable();
+    }
+
+    /**
+     * A poll of a request whose remaining bytes are all with the I/O threads: the caller's thread
+     * has nothing to read or write for it, so it makes no syscall (each a microsecond or more, on
+     * the one proxy thread that NCCL polls every connection from); the comm's failure, the stall
+     * bound and a starved I/O thread are still looked at. Callers use {@link #progress} instead
+     * whenever the control stream has bytes queued to write.
+     *
+     * @throws NetException the comm's failure
+     */
+    final void pollStreams() throws NetException {
+        checkUsable();
+        quietPolls++;
+        try {
+            for (StreamWorker w : workers) {
+                w.helpIfStarved();
+            }
+        } catch (IOException e) {
+            fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
+                    + e.getMessage(), e));
+        }
+        watchStalls();
+        checkUsable();
+    }
+
+    /** @return whether this comm moves payload over I/O threads of its own (not the caller's thread) */
+    final boolean hasIoThreads() {
+        return workers.length > 0;
     }
 
     private void watchStalls() {

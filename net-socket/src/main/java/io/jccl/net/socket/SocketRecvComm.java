@@ -92,7 +92,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     @Override
     synchronized String counters() {
         return receiveCount + " receives announced in " + ctsWriteCount + " CTS writes, " + wantedCount
-                + " of them asked for by the sender or a large message after small ones";
+                + " of them asked for by the sender or a large message after small ones; " + quietPolls
+                + " polls left to the I/O threads";
     }
 
     @Override
@@ -218,7 +219,13 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             throw NetException.internalError("test of a JcclSocket receive that is not in flight (already reported done?)");
         }
         try {
-            progress();
+            if (settledWithoutReading(r)) {
+                checkUsable();
+            } else if (onlyStreamsOwe(r)) {
+                pollStreams();
+            } else {
+                progress();
+            }
         } catch (NetException e) {
             release(r);
             throw e;
@@ -238,6 +245,28 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             throw error;
         }
         return true;
+    }
+
+    /**
+     * @return whether every frame of {@code r} is parsed and what it still waits for is with the
+     *         I/O threads, and the caller has nothing to write: a read of the control stream now
+     *         would only find later messages' frames, which their own receives' polls read
+     */
+    private boolean onlyStreamsOwe(RecvRequest r) {
+        return r.announced == r.n && r.pending() != 0 && payloadRequest != r && hasIoThreads() && nothingToWrite();
+    }
+
+    /**
+     * @return whether all of {@code r} has arrived and the caller has nothing to write: it completes
+     *         without a read (the frames it would find are for later receives, whose polls read them)
+     */
+    private boolean settledWithoutReading(RecvRequest r) {
+        return r.announced == r.n && r.pending() == 0 && nothingToWrite();
+    }
+
+    /** @return whether no frame waits to be written: none staged, no CTS owed to a sender that waits */
+    private boolean nothingToWrite() {
+        return !out.busy() && !(ctsWanted && announcedTail < requestTail);
     }
 
     /**

@@ -94,7 +94,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
     String counters() {
         return sendCount + " sends: " + inlineCount + " inline, " + eagerCount + " eager, " + aheadCount
                 + " ahead of their CTS; isend found no CTS "
-                + noCtsCount + " times, asked for CTS " + wantCount + " times";
+                + noCtsCount + " times, asked for CTS " + wantCount + " times; " + quietPolls
+                + " polls left to the I/O threads";
     }
 
     @Override
@@ -121,6 +122,17 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 // half the credit is out, or by test() of a send not yet written.
                 checkUsable();
                 SendRequest r = sendEager(region, offset, tag, size);
+                if (r != null) {
+                    return r;
+                }
+            }
+            if (size > eagerLimit && hasIoThreads() && eagerTail - eagerHead < Wire.EAGER_SLOTS / 2
+                    && goesAhead(region, tag, size)) {
+                // It would go ahead of its CTS anyway: no read syscall for a CTS first (NCCL's proxy
+                // posts its receives after the peer's data is ready, so one is rarely there). The
+                // frames are read once half the EAGER credit is out, or by test() and later sends.
+                checkUsable();
+                SendRequest r = sendAhead(region, offset, tag, size);
                 if (r != null) {
                     return r;
                 }
@@ -418,7 +430,13 @@ final class SocketSendComm extends SocketComm implements SendComm {
             if (deferHead != deferTail) {
                 stripeDeferred();
             }
-            progress();
+            if (r.pending() != 0 && deferHead == deferTail && !out.busy() && hasIoThreads()) {
+                // Its bytes are with the I/O threads: the CTS frames a read would find are for
+                // later sends, and isend reads them when it needs one.
+                pollStreams();
+            } else {
+                progress();
+            }
         } catch (NetException e) {
             release(r);
             throw e;
