@@ -38,6 +38,9 @@ final class ControlOut {
     private int stageTail;
     /** When bytes last left, or when the queue last became busy: the stall watchdog's clock. */
     private long lastMovedNanos;
+    /** Bytes ever queued (frames and payloads) and ever written: a queued byte is written once written >= its mark. */
+    private long queuedBytes;
+    private long writtenBytes;
 
     ControlOut(SocketChannel channel) {
         this.channel = channel;
@@ -72,6 +75,7 @@ final class ControlOut {
             tail++;
         }
         stageTail = at + bytes;
+        queuedBytes += bytes;
         stagingWriter.limit(at + bytes).position(at);
         return stagingWriter;
     }
@@ -90,6 +94,17 @@ final class ControlOut {
         length[i] = len;
         owner[i] = req;
         tail++;
+        queuedBytes += len;
+    }
+
+    /** @return the mark of everything queued so far: {@link #hasWritten} of it says when all of it is written */
+    long queuedMark() {
+        return queuedBytes;
+    }
+
+    /** @return whether every byte queued up to {@code mark} ({@link #queuedMark}) is with the kernel */
+    boolean hasWritten(long mark) {
+        return writtenBytes >= mark;
     }
 
     /**
@@ -124,6 +139,7 @@ final class ControlOut {
             }
         }
         if (written > 0) {
+            writtenBytes += written;
             lastMovedNanos = System.nanoTime();
         }
         return written;

@@ -15,10 +15,12 @@ import java.nio.channels.SocketChannel;
  * The sending end of a connection. Sends wait for the receiver's clear-to-send frames: each CTS
  * announces one posted receive (its buffers' capacities and tags), and a send goes to the first
  * announced receive with an unfilled buffer of its tag. A small send with no CTS in hand goes
- * ahead as an EAGER frame (see {@link Wire}): it is complete once copied, as NCCL's Socket's sends
- * are, and is placed when its CTS comes. A larger one, or a small one with {@link Wire#EAGER_SLOTS}
- * EAGERs unplaced, makes {@code isend} return null (would block) and asks the receiver for its
- * held-back CTS frames (WANT).
+ * ahead as an EAGER frame (see {@link Wire}): it is complete once written to the socket, as NCCL's
+ * Socket's sends are, and is placed when its CTS comes. A larger one, or a small one with
+ * {@link Wire#EAGER_SLOTS} EAGERs unplaced, makes {@code isend} return null (would block) and asks
+ * the receiver for its held-back CTS frames (WANT). No send is complete while a byte of it (its
+ * frame included) waits in the control stream's staging: a caller whose sends are all done calls
+ * this comm no more, and nothing else would write them.
  */
 final class SocketSendComm extends SocketComm implements SendComm {
     /** Sends in flight: the spec's requests times the buffers a grouped receive may have. */
@@ -184,6 +186,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         } else {
             payload(r, frame, region, offset, inline, viaStreams);
         }
+        r.controlMark = out.queuedMark();
         flushOrFail();
         return r;
     }
@@ -242,6 +245,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         byte flags = (byte) (Wire.FLAG_AHEAD | (inline ? Wire.FLAG_INLINE : 0));
         frame.put(Wire.EAGER).put((byte) 0).put(flags).put((byte) 0).putInt(tag).putLong(size);
         payload(r, frame, region, offset, inline, viaStreams);
+        r.controlMark = out.queuedMark();
         flushOrFail();
         return r;
     }
@@ -314,6 +318,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
         MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                 frame.position(), size);
+        r.controlMark = out.queuedMark();
         flushOrFail();
         return r;
     }
@@ -420,7 +425,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (!r.active) {
             throw NetException.internalError("test of a JcclSocket send that is not in flight (already reported done?)");
         }
-        if (r.pending() == 0 && deferHead == deferTail && !out.busy()) {
+        if (r.pending() == 0 && deferHead == deferTail && out.hasWritten(r.controlMark)) {
             // All of it is with the kernel (an inline or EAGER send, or the last chunk written): done
             // without a read syscall, as NCCL's Socket completes a send once it is written.
             checkUsable();
@@ -441,7 +446,9 @@ final class SocketSendComm extends SocketComm implements SendComm {
             release(r);
             throw e;
         }
-        if (r.pending() != 0) {
+        if (r.pending() != 0 || !out.hasWritten(r.controlMark)) {
+            // Its frame (or inline payload) still waits in the staging: only a later call writes it,
+            // and a caller whose sends are all done makes none (the receiver would wait for ever).
             return false;
         }
         return complete(r, sizes);

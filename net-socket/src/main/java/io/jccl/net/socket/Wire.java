@@ -27,7 +27,7 @@ package io.jccl.net.socket;
  * send's tag. The receiver keeps an EAGER that arrives before its receive is posted in one of
  * {@link #EAGER_SLOTS} slots; the sender keeps at most that many EAGERs unplaced, and learns where
  * each went (and whether it fitted) from the CTS of its receive. An EAGER send completes once
- * copied (as NCCL's Socket's sends complete once written); one too large for its receive fails
+ * written to the socket (as NCCL's Socket's sends do); one too large for its receive fails
  * that receive, and the sending comm when the CTS tells it.
  *
  * <p>A larger send may go ahead of its CTS too when the receiver's latest receive had one buffer of
