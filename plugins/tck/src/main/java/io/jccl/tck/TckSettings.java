@@ -83,8 +83,19 @@ public final class TckSettings {
                 b.ruleTimeout.toSeconds(), Long::parseLong));
         b.maxMessageSize = parse(lookup, TckConfig.JCCL_TCK_MAX_SIZE, b.maxMessageSize, Env::parseBytes);
         b.stressMessages = parse(lookup, TckConfig.JCCL_TCK_STRESS_MESSAGES, b.stressMessages, Integer::parseInt);
-        b.seed = parse(lookup, TckConfig.JCCL_TCK_SEED, b.seed, Long::decode);
+        b.seed = parse(lookup, TckConfig.JCCL_TCK_SEED, b.seed, TckSettings::parseSeed);
         return b.build();
+    }
+
+    /**
+     * A seed as the kit prints it ({@code 0x} and 16 hex digits, any of 2^64) or in decimal: a printed
+     * seed from the upper half (0x8... to 0xf...) must replay too, which {@link Long#decode} refuses.
+     */
+    static long parseSeed(String v) {
+        if (v.startsWith("0x") || v.startsWith("0X")) {
+            return Long.parseUnsignedLong(v.substring(2), 16);
+        }
+        return Long.parseLong(v);
     }
 
     private static <T> T parse(Function<String, String> lookup, String name, T defaultValue,

@@ -35,6 +35,15 @@ class TckSettingsTest {
     }
 
     @Test
+    void everySeedTheKitPrintsReplays() {
+        for (long seed : new long[] {0x2aL, 0x37177fd90c44f4b5L, 0x8000000000000000L, 0xf00dcafe12345678L, -1L}) {
+            String printed = String.format(java.util.Locale.ROOT, "0x%x", seed);
+            assertEquals(seed, TckSettings.from(Map.of(TckConfig.JCCL_TCK_SEED, printed)::get).seed(), printed);
+        }
+        assertEquals(-5, TckSettings.from(Map.of(TckConfig.JCCL_TCK_SEED, "-5")::get).seed());
+    }
+
+    @Test
     void aMalformedValueNamesItsVariable() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> TckSettings.from(Map.of(TckConfig.JCCL_TCK_CONNECT_TIMEOUT_MS, "soon")::get));
