@@ -8,6 +8,10 @@
 #
 # Here:   plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_CHECKOUT]
 # There:  source .device/activate.sh && plugins/shim/nccl-tests/gpu-run.sh      (carry .device)
+#
+# JCCL_GPU_STEPS (default "check faults bench lat ceilings") runs some of the steps, e.g. to split
+# them over two calls when the bench sweeps more configurations (JCCL_GPU_BENCH, JCCL_GPU_LAT) than
+# fit beside the rest; JCCL_GPU_BENCH_TIMEOUT (200) bounds the bench step, in seconds.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root"
@@ -17,11 +21,17 @@ out=${OUT:-$PWD/gpu-run-out}/r
 mkdir -p "$out"
 plugin=$PWD/.device/jccl/libnccl-net.so
 step() { echo "== $1 ($(date +%T))"; }
+steps=" ${JCCL_GPU_STEPS:-check faults bench lat ceilings} "
+wants() { [[ $steps == *" $1 "* ]]; }
 
+if wants check; then
 step "check: v6, the newest NCCL takes, and v12; six collectives each"
 JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 JCCL_CHECK_VERSIONS="${JCCL_CHECK_VERSIONS:-6 11 12}" OUT=$out timeout 90 $here/run.sh check \
   > "$out/check-stdout.txt" 2>&1
 echo "check exit $?"; grep -E '^v|failures' "$out/check-stdout.txt"
+fi
+
+if wants faults; then
 
 step "PyTorch through the shim: frozen and killed peer, 4 communicator life cycles"
 timeout 130 python3 $faults --plugin "$plugin" --out-dir "$out/faults-jccl" --configs jccl --peer freeze,kill \
@@ -32,19 +42,27 @@ step "PyTorch on NCCL's Socket (the baseline): frozen and killed peer"
 timeout 110 python3 $faults --plugin "$plugin" --out-dir "$out/faults-socket" --configs socket --peer freeze,kill \
   --cycle 0 --wait 35 > "$out/faults-socket.txt" 2>&1
 pkill -9 -f nccl_shim_faults; cut -c1-400 "$out/faults-socket.txt"
+fi
+
+if wants bench; then
 
 step "bench under MPS: 16 MiB to 512 MiB, NCCL's Socket swept (threads x sockets, channels, P2P chunk)"
 chunk=NCCL_P2P_NET_CHUNKSIZE=524288
 configs=${JCCL_GPU_BENCH:-"jccl jccl@ch8 jccl+$chunk socket:2x2 socket:2x2+$chunk socket:4x4@ch8 socket:8x2@ch16"}
 # shellcheck disable=SC2086 # a list of configurations
-JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=60 JCCL_BENCH_ITERS=15 OUT=$out timeout 200 $here/run.sh bench $configs > "$out/bench-stdout.txt" 2>&1
+JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=60 JCCL_BENCH_ITERS=15 OUT=$out timeout "${JCCL_GPU_BENCH_TIMEOUT:-200}" $here/run.sh bench $configs > "$out/bench-stdout.txt" 2>&1
+fi
+if wants lat; then
 step "8 B warm, under MPS"
 lat_configs=${JCCL_GPU_LAT:-"jccl jccl@ch8 socket:2x2 socket:4x4@ch8 socket:8x2@ch16"}
 # shellcheck disable=SC2086 # a list of configurations
 JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out timeout 100 $here/run.sh lat $lat_configs > "$out/lat-stdout.txt" 2>&1
-python3 $here/summarize.py "$out" --all
+fi
+wants bench || wants lat && python3 $here/summarize.py "$out" --all
 
+if wants ceilings; then
 step "ceilings"
 OUT=$out timeout 40 $here/run.sh ceilings 2>&1 | tail -8
+fi
 
 tar -C "$(dirname "$out")" -czf "$(dirname "$out")/r.tgz" r && rm -rf "$out"
