@@ -11,7 +11,8 @@
 #
 # JCCL_GPU_STEPS (default "check faults bench lat ceilings") runs some of the steps, e.g. to split
 # them over two calls when the bench sweeps more configurations (JCCL_GPU_BENCH, JCCL_GPU_LAT) than
-# fit beside the rest; JCCL_GPU_BENCH_TIMEOUT (200) bounds the bench step, in seconds.
+# fit beside the rest; JCCL_GPU_BENCH_TIMEOUT (200) and JCCL_GPU_LAT_TIMEOUT (100) bound the bench
+# and latency steps, in seconds.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root"
@@ -56,7 +57,7 @@ if wants lat; then
 step "8 B warm, under MPS"
 lat_configs=${JCCL_GPU_LAT:-"jccl jccl@ch8 socket:2x2 socket:4x4@ch8 socket:8x2@ch16"}
 # shellcheck disable=SC2086 # a list of configurations
-JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out timeout 100 $here/run.sh lat $lat_configs > "$out/lat-stdout.txt" 2>&1
+JCCL_MPS=1 JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out timeout "${JCCL_GPU_LAT_TIMEOUT:-100}" $here/run.sh lat $lat_configs > "$out/lat-stdout.txt" 2>&1
 fi
 wants bench || wants lat && python3 $here/summarize.py "$out" --all
 

@@ -65,6 +65,15 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     // A payload arriving on the control stream, after its DATA frame.
     private RecvRequest payloadRequest;
+    /**
+     * While a later receive is posted, a poll that only waits for the I/O threads still reads the
+     * control stream this often: the next message's frame, parsed early, lets its bytes flow over
+     * the streams while this one's finish. NCCL tests its receives in order: reading only at the
+     * next one's first test left the streams idle between messages.
+     */
+    private static final long NEXT_FRAME_LOOK_NANOS = 5_000;
+    /** When the control stream was last read. Caller thread. */
+    private long lastReadNanos;
     private MemoryRegion payloadRegion;
     private long payloadOffset;
     private long payloadRemaining;
@@ -253,7 +262,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
      *         would only find later messages' frames, which their own receives' polls read
      */
     private boolean onlyStreamsOwe(RecvRequest r) {
-        return r.announced == r.n && r.pending() != 0 && payloadRequest != r && hasIoThreads() && nothingToWrite();
+        return r.announced == r.n && r.pending() != 0 && payloadRequest != r && hasIoThreads() && nothingToWrite()
+                && (placeHead == requestTail || System.nanoTime() - lastReadNanos < NEXT_FRAME_LOOK_NANOS);
     }
 
     /**
@@ -303,6 +313,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     @Override
     void readInbound() throws IOException, NetException {
+        lastReadNanos = System.nanoTime();
         readFrames();
         if (ctsWanted && announcedTail < requestTail) {
             announce();

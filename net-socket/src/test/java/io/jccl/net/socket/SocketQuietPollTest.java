@@ -77,4 +77,54 @@ class SocketQuietPollTest {
             }
         }
     }
+
+    /**
+     * A receive waiting only for the I/O threads still looks at the control stream while a later
+     * receive is posted, so that the next message's frame is parsed and its bytes flow while this
+     * one finishes: NCCL tests its receives in order. If this fails, the quiet polls stopped
+     * reading frames ({@code SocketRecvComm.onlyStreamsOwe}).
+     */
+    @ParameterizedTest(name = "threads x streams = {0}")
+    @CsvSource({"2x2", "1x1"})
+    void theNextMessagesFrameIsParsedWhileAReceiveWaitsForItsBytes(String layout) throws NetException {
+        String[] tp = layout.split("x");
+        // No help from the caller: the I/O threads move every byte, as under NCCL.
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1], SocketConfig.JCCL_SOCKET_HELP_US, "0"))) {
+            Loopback.Pair p = lo.pair();
+            int size = 8 << 20;
+            MemorySegment src = lo.allocate(2L * size);
+            MemorySegment dst = lo.allocate(2L * size);
+            Loopback.fillPattern(src, 3);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            NetRequest first = lo.recv(p.recv(), dst.asSlice(0, size), 0, rm);
+            NetRequest second = lo.recv(p.recv(), dst.asSlice(size, size), 0, rm);
+            NetRequest s1 = lo.send(p.send(), src.asSlice(0, size), 0, sm);
+            long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
+            // The first message's frame is parsed before the second is sent, so that the second's
+            // frame can only be found by a later read.
+            boolean s1Done = false;
+            boolean done = false;
+            while (((RecvRequest) first).announced == 0) {
+                s1Done = s1Done || lo.plugin.test(s1, null);
+                done = lo.plugin.test(first, null);
+                assertTrue(System.currentTimeMillis() < deadline, "the first message's frame never came");
+            }
+            NetRequest s2 = lo.send(p.send(), src.asSlice(size, size), 0, sm);
+            boolean secondParsedEarly = false;
+            while (!done) {
+                s1Done = s1Done || lo.plugin.test(s1, null);
+                done = lo.plugin.test(first, null);
+                secondParsedEarly |= !done && ((RecvRequest) second).announced == 1;
+                assertTrue(System.currentTimeMillis() < deadline, "the first receive did not complete");
+            }
+            assertTrue(secondParsedEarly, "the second message's frame was parsed while the first one's bytes moved");
+            lo.awaitAll(second, s2);
+            if (!s1Done) {
+                lo.awaitAll(s1);
+            }
+            assertEquals(-1, src.mismatch(dst));
+        }
+    }
 }
