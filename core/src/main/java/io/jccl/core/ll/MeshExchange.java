@@ -90,7 +90,13 @@ final class MeshExchange implements Exchange {
             MemorySegment.copy(src, blockBytes > 0 ? offset + k * blockBytes : offset, slot, HEADER, n);
             s.publish((int) (HEADER + n));
         }
-        progress();
+        // Only the sends: a receive is progressed when its contribution is awaited (over the
+        // network each receive's poll is a read syscall, mostly empty right after publishing).
+        for (SendConnection s : send) {
+            if (s != null) {
+                progress(s);
+            }
+        }
     }
 
     @Override
