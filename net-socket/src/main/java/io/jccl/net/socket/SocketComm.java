@@ -184,8 +184,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 w.helpIfStarved();
             }
         } catch (IOException e) {
-            fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
-                    + e.getMessage(), e));
+            failLost(e);
         } catch (NetException e) {
             fail(e);
         }
@@ -210,11 +209,16 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 w.helpIfStarved();
             }
         } catch (IOException e) {
-            fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
-                    + e.getMessage(), e));
+            failLost(e);
         }
         watchStalls();
         checkUsable();
+    }
+
+    /** Fails the comm for a broken connection, naming the peer. */
+    private void failLost(IOException e) {
+        fail(NetException.remoteError((sending() ? "connection to " : "connection from ") + peer + " lost: "
+                + e.getMessage(), e));
     }
 
     /** @return whether this comm moves payload over I/O threads of its own (not the caller's thread) */

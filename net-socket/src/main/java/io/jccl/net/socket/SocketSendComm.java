@@ -186,8 +186,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         } else {
             payload(r, frame, region, offset, inline, viaStreams);
         }
-        r.controlMark = out.queuedMark();
-        flushOrFail();
+        flushOrFail(r);
         return r;
     }
 
@@ -245,8 +244,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         byte flags = (byte) (Wire.FLAG_AHEAD | (inline ? Wire.FLAG_INLINE : 0));
         frame.put(Wire.EAGER).put((byte) 0).put(flags).put((byte) 0).putInt(tag).putLong(size);
         payload(r, frame, region, offset, inline, viaStreams);
-        r.controlMark = out.queuedMark();
-        flushOrFail();
+        flushOrFail(r);
         return r;
     }
 
@@ -289,6 +287,15 @@ final class SocketSendComm extends SocketComm implements SendComm {
         }
     }
 
+    /**
+     * Writes what the control stream has staged for send {@code r}, which completes only once those
+     * bytes are written; a broken connection fails the comm.
+     */
+    private void flushOrFail(SendRequest r) {
+        r.controlMark = out.queuedMark();
+        flushOrFail();
+    }
+
     /** Writes what the control stream has staged; a broken connection fails the comm. */
     private void flushOrFail() {
         try {
@@ -318,8 +325,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         frame.put(Wire.EAGER).put((byte) 0).put((byte) 0).put((byte) 0).putInt(tag).putLong(size);
         MemorySegment.copy(region.memory, ValueLayout.JAVA_BYTE, offset, out.stagingMemory(), ValueLayout.JAVA_BYTE,
                 frame.position(), size);
-        r.controlMark = out.queuedMark();
-        flushOrFail();
+        flushOrFail(r);
         return r;
     }
 
