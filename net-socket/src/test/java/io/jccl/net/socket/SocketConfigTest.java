@@ -39,6 +39,29 @@ class SocketConfigTest {
     }
 
     @Test
+    void theThreadCapBoundsOnlyTheAutomaticLayoutAndRefusesZero() {
+        SocketConfig.Layout capped = SocketConfig.capped(SocketConfig.autoLayout(16, 16), 1);
+        assertLayout(1, 1, capped);
+        assertTrue(capped.reason().contains("at most 1 per connection (" + SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX
+                + ")"), capped.reason());
+        assertLayout(1, 2, SocketConfig.capped(SocketConfig.autoLayout(8, 4), 1));
+        assertLayout(0, 1, SocketConfig.capped(SocketConfig.autoLayout(2, 2), 1));
+        System.setProperty(SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX, "1");
+        System.setProperty(SocketConfig.NCCL_SOCKET_NTHREADS, "3");
+        try {
+            assertEquals(3, SocketConfig.fromEnvironment().threads(), "NCCL_SOCKET_NTHREADS set: not capped");
+            System.clearProperty(SocketConfig.NCCL_SOCKET_NTHREADS);
+            assertTrue(SocketConfig.fromEnvironment().threads() <= 1);
+            System.setProperty(SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX, "0");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
+            assertTrue(e.getMessage().contains(SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX), e.getMessage());
+        } finally {
+            System.clearProperty(SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX);
+            System.clearProperty(SocketConfig.NCCL_SOCKET_NTHREADS);
+        }
+    }
+
+    @Test
     void theChosenLayoutIsExplainedAndExplicitSettingsWin() {
         SocketConfig.Settings auto = SocketConfig.fromEnvironment();
         assertTrue(auto.layoutReason().startsWith("auto: "), auto.layoutReason());

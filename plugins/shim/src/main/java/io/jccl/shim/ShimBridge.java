@@ -25,6 +25,8 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class ShimBridge {
     /** JcclSocket's bound on all connections' I/O threads (its SocketConfig.JCCL_SOCKET_IO_THREADS). */
     static final String SOCKET_IO_THREADS = "JCCL_SOCKET_IO_THREADS";
+    /** JcclSocket's cap on the automatic layout's I/O threads per connection (its SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX). */
+    static final String SOCKET_AUTO_THREADS_MAX = "JCCL_SOCKET_AUTO_THREADS_MAX";
     /** JcclSocket's wait before a caller moves a starved I/O thread's bytes (its SocketConfig.JCCL_SOCKET_HELP_US). */
     static final String SOCKET_HELP_US = "JCCL_SOCKET_HELP_US";
 
@@ -80,7 +82,8 @@ public final class ShimBridge {
      * NCCL gives each connection NCCL_SOCKET_NTHREADS threads; JcclSocket's process-wide bound on
      * them (for JCCL's own engine, whose rings open many connections per rank) cost NCCL a fifth of
      * its all_reduce busbw with 8 channels (H200, 512 MiB: 10.1 against 12.7 GB/s), so under NCCL it
-     * is off unless the user set it. Other transports do not read the name.
+     * is off unless the user set it; and the automatic layout gives each connection one I/O thread
+     * (below). Other transports do not read the names.
      */
     static void keepThreadsPerConnection() {
         if (io.jccl.spi.config.Env.get(SOCKET_IO_THREADS) == null) {
@@ -91,6 +94,14 @@ public final class ShimBridge {
         // a sixth of its busbw from 128 MiB (H200: 8.8-9.1 against 10.2-10.4 GB/s without).
         if (io.jccl.spi.config.Env.get(SOCKET_HELP_US) == null) {
             System.setProperty(SOCKET_HELP_US, "0");
+        }
+        // NCCL opens a connection per channel and direction: with 8 channels and JcclSocket's 4
+        // threads each on 16 cores, 64 I/O threads a rank each saw every fourth message and was
+        // parked by then. One thread each (H200, 8 channels, three calls of 2 rounds beside the 4):
+        // sendrecv 16-512 MiB faster in 31 of 32 rows (0.89-1.75x), all_reduce 16-64 MiB in 15 of
+        // 18; from 128 MiB all_reduce was mostly faster with 4 (0.73-0.97x from 256 MiB).
+        if (io.jccl.spi.config.Env.get(SOCKET_AUTO_THREADS_MAX) == null) {
+            System.setProperty(SOCKET_AUTO_THREADS_MAX, "1");
         }
     }
 

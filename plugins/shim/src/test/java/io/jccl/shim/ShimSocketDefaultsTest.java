@@ -6,8 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 /**
  * Under NCCL, JcclSocket keeps NCCL's threads per connection: the shim turns off JcclSocket's
- * process-wide bound on I/O threads unless the user set it. If this fails, check the name against
- * JcclSocket's SocketConfig.JCCL_SOCKET_IO_THREADS.
+ * process-wide bound on I/O threads, and caps its automatic layout at one I/O thread per connection,
+ * unless the user set them. If this fails, check the names against JcclSocket's SocketConfig
+ * (JCCL_SOCKET_IO_THREADS, JCCL_SOCKET_AUTO_THREADS_MAX).
  */
 class ShimSocketDefaultsTest {
 
@@ -15,12 +16,24 @@ class ShimSocketDefaultsTest {
     void theIoThreadBoundIsOffUnderNcclUnlessSet() {
         String name = ShimBridge.SOCKET_IO_THREADS;
         assertEquals("JCCL_SOCKET_IO_THREADS", name);
+        setUnlessUserSet(name, "0");
+    }
+
+    /** NCCL's many connections (a channel and a direction each) get one I/O thread each unless the user says. */
+    @Test
+    void theAutomaticLayoutHasOneThreadPerConnectionUnderNcclUnlessSet() {
+        String name = ShimBridge.SOCKET_AUTO_THREADS_MAX;
+        assertEquals("JCCL_SOCKET_AUTO_THREADS_MAX", name);
+        setUnlessUserSet(name, "1");
+    }
+
+    private static void setUnlessUserSet(String name, String underNccl) {
         String before = System.getProperty(name);
         try {
             System.clearProperty(name);
             if (System.getenv(name) == null) {
                 ShimBridge.keepThreadsPerConnection();
-                assertEquals("0", System.getProperty(name), "unset: no bound, as NCCL's Socket has none");
+                assertEquals(underNccl, System.getProperty(name), "unset: the shim's value under NCCL");
             }
             System.setProperty(name, "6");
             ShimBridge.keepThreadsPerConnection();
