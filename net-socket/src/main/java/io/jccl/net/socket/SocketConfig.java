@@ -264,6 +264,15 @@ public final class SocketConfig {
     record Layout(int threads, int streamsPerThread, String reason) {
     }
 
+    /** @return {@code auto} with at most {@code maxThreads} I/O threads (JCCL_SOCKET_AUTO_THREADS_MAX) */
+    static Layout capped(Layout auto, int maxThreads) {
+        if (auto.threads() <= maxThreads) {
+            return auto;
+        }
+        return new Layout(maxThreads, auto.streamsPerThread(), auto.reason() + ", at most " + maxThreads
+                + " per connection (" + JCCL_SOCKET_AUTO_THREADS_MAX + ")");
+    }
+
     /**
      * The automatic layout (measured, net-socket/README.md "Stream layout defaults"). With every
      * core of the machine usable: on fewer than 8 cores the caller's thread alone is fastest; on a
@@ -277,15 +286,6 @@ public final class SocketConfig {
      * @param online the machine's online CPUs
      * @param usable the CPUs this process may run on (affinity mask, container quota)
      */
-    /** @return {@code auto} with at most {@code maxThreads} I/O threads (JCCL_SOCKET_AUTO_THREADS_MAX) */
-    static Layout capped(Layout auto, int maxThreads) {
-        if (auto.threads() <= maxThreads) {
-            return auto;
-        }
-        return new Layout(maxThreads, auto.streamsPerThread(), auto.reason() + ", at most " + maxThreads
-                + " per connection (" + JCCL_SOCKET_AUTO_THREADS_MAX + ")");
-    }
-
     static Layout autoLayout(int online, int usable) {
         int machine = online < 8 ? 0 : online < 16 ? 2 : 4;
         if (usable >= online) {
