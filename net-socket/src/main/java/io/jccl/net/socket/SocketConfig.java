@@ -190,9 +190,8 @@ public final class SocketConfig {
      */
     static Settings fromEnvironment() {
         Layout auto = capped(autoLayout(onlineCpus(), Runtime.getRuntime().availableProcessors()),
-                Env.isSet(JCCL_SOCKET_AUTO_THREADS_MAX)
-                        ? positive(JCCL_SOCKET_AUTO_THREADS_MAX, Env.getInt(JCCL_SOCKET_AUTO_THREADS_MAX, 1), 1, MAX_THREADS)
-                        : MAX_THREADS);
+                positive(JCCL_SOCKET_AUTO_THREADS_MAX, Env.getInt(JCCL_SOCKET_AUTO_THREADS_MAX, MAX_THREADS), 1,
+                        MAX_THREADS));
         boolean threadsAuto = isAuto(NCCL_SOCKET_NTHREADS);
         int threads = threadsAuto ? auto.threads() : Env.getInt(NCCL_SOCKET_NTHREADS, auto.threads());
         if (threads < 0 || threads > MAX_THREADS) {

@@ -95,11 +95,9 @@ public final class ShimBridge {
         if (io.jccl.spi.config.Env.get(SOCKET_HELP_US) == null) {
             System.setProperty(SOCKET_HELP_US, "0");
         }
-        // NCCL opens a connection per channel and direction: with 8 channels and JcclSocket's 4
-        // threads each on 16 cores, 64 I/O threads a rank each saw every fourth message and was
-        // parked by then. One thread each (H200, 8 channels, three calls of 2 rounds beside the 4):
-        // sendrecv 16-512 MiB faster in 31 of 32 rows (0.89-1.75x), all_reduce 16-64 MiB in 15 of
-        // 18; from 128 MiB all_reduce was mostly faster with 4 (0.73-0.97x from 256 MiB).
+        // NCCL opens a connection per channel and direction: with 8 channels and 4 threads each on
+        // 16 cores, a rank's 64 I/O threads each saw every fourth message and were parked by then
+        // (measurements: SocketConfig.JCCL_SOCKET_AUTO_THREADS_MAX).
         if (io.jccl.spi.config.Env.get(SOCKET_AUTO_THREADS_MAX) == null) {
             System.setProperty(SOCKET_AUTO_THREADS_MAX, "1");
         }

@@ -27,8 +27,15 @@ class ShimSocketDefaultsTest {
         setUnlessUserSet(name, "1");
     }
 
+    /** Every name the shim sets: each test leaves them as it found them. */
+    private static final String[] SET_BY_THE_SHIM = {ShimBridge.SOCKET_IO_THREADS, ShimBridge.SOCKET_AUTO_THREADS_MAX,
+            ShimBridge.SOCKET_HELP_US};
+
     private static void setUnlessUserSet(String name, String underNccl) {
-        String before = System.getProperty(name);
+        String[] before = new String[SET_BY_THE_SHIM.length];
+        for (int i = 0; i < before.length; i++) {
+            before[i] = System.getProperty(SET_BY_THE_SHIM[i]);
+        }
         try {
             System.clearProperty(name);
             if (System.getenv(name) == null) {
@@ -39,10 +46,12 @@ class ShimSocketDefaultsTest {
             ShimBridge.keepThreadsPerConnection();
             assertEquals("6", System.getProperty(name), "a value the user set stays");
         } finally {
-            if (before == null) {
-                System.clearProperty(name);
-            } else {
-                System.setProperty(name, before);
+            for (int i = 0; i < before.length; i++) {
+                if (before[i] == null) {
+                    System.clearProperty(SET_BY_THE_SHIM[i]);
+                } else {
+                    System.setProperty(SET_BY_THE_SHIM[i], before[i]);
+                }
             }
         }
     }
