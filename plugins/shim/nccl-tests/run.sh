@@ -34,10 +34,14 @@
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
-# before (the shim of the build pack.sh packed with JCCL_BEFORE_REV) or socket (NCCL's own);
+# before (the shim of the build pack.sh packed with JCCL_BEFORE_REV), socket (NCCL's own) or shm
+# (no network: both ranks on one NCCL_HOSTID with NCCL_P2P_DISABLE=1, so NCCL's SHM transport
+# stages every step through host memory as the network path does, with a transport that costs
+# nothing: the network path's ceiling; it needs JCCL_GPUS=2, since NCCL refuses two ranks of one
+# host on one GPU);
 # TxS = NCCL_SOCKET_NTHREADS x NCCL_NSOCKS_PERTHREAD; @chN =
 # NCCL_MIN_NCHANNELS=N and NCCL_NCHANNELS_PER_NET_PEER=N (collectives and send/recv). JCCL_MPS=1
-# runs the ranks under CUDA MPS (see below).
+# runs the ranks under CUDA MPS (see below); JCCL_GPUS=2 puts rank 1 on GPU 1 instead of GPU 0.
 #
 # Inputs (pack.sh puts them in .device/): JCCL_DEVICE_DIR (default .device) holding jccl/ (jars and
 # libnccl-net.so), nccl-tests-src/, mpi-include/; JAVA_HOME or JCCL_JAVA_HOME (a JDK 22+);
@@ -80,8 +84,10 @@ config_env() {
   local spec=$1 base layout channels extra
   # NCCL_RUNTIME_CONNECT=0: every connection is made at init, so that the first size measured
   # does not carry the lazy connection set-up of NCCL 2.22+
-  local -a env=(NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_TESTS_DEVICE=0
-                NCCL_RUNTIME_CONNECT=0)
+  local -a env=(NCCL_IB_DISABLE=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET NCCL_RUNTIME_CONNECT=0)
+  # one GPU: both ranks on GPU 0; two: rank r on GPU r (run_one's wrapper sets it; nccl-tests'
+  # own choice counts ranks per NCCL_HOSTID, which differ here)
+  if [ "${JCCL_GPUS:-1}" = 2 ]; then env+=(JCCL_GPU_PER_RANK=1); else env+=(NCCL_TESTS_DEVICE=0); fi
   [[ $spec == pkg=* ]] || env+=(JCCL_JAVA_HOME="$JCCL_JAVA_HOME")
   [ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] && env+=(CUDA_MPS_PIPE_DIRECTORY="$CUDA_MPS_PIPE_DIRECTORY")
   IFS=+ read -r -a parts <<< "$spec"
@@ -94,6 +100,8 @@ config_env() {
     jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
     before) env+=(NCCL_NET_PLUGIN="$dev/jccl-before/libnccl-net.so" NCCL_NET=JcclSocket) ;;
     socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
+    shm) [ "${JCCL_GPUS:-1}" = 2 ] || { echo "$spec needs JCCL_GPUS=2: NCCL refuses two ranks of one host on one GPU" >&2; return 1; }
+         env+=(NCCL_NET_PLUGIN=none JCCL_ONE_HOST=1 NCCL_P2P_DISABLE=1) ;;
     # nothing of JCCL: the wrapper in run_one drops JAVA_HOME and JCCL_JAVA_HOME too
     pkg=*) env+=(NCCL_NET_PLUGIN="${base#pkg=}" PACKAGE_ONLY=1) ;;
     *) echo "unknown configuration $spec" >&2; return 1 ;;
@@ -112,7 +120,8 @@ run_one() {
   timeout -k 10 "$timeout_s" mpirun "${root_flags[@]}" --bind-to "${JCCL_MPI_BIND:-none}" -np 2 \
     "${xs[@]}" \
     sh -c '[ -z "$PACKAGE_ONLY" ] || unset JAVA_HOME JCCL_JAVA_HOME PACKAGE_ONLY;
-           NCCL_HOSTID=jccl-host-$OMPI_COMM_WORLD_RANK exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
+           [ -z "$JCCL_GPU_PER_RANK" ] || export NCCL_TESTS_DEVICE=$OMPI_COMM_WORLD_RANK;
+           NCCL_HOSTID=jccl-host-${JCCL_ONE_HOST:+shm}${JCCL_ONE_HOST:-$OMPI_COMM_WORLD_RANK} exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
   echo $?
 }
 

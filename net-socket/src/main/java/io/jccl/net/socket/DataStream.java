@@ -43,6 +43,8 @@ final class DataStream {
     private final long[] offsets = new long[CAPACITY];
     private final int[] lengths = new int[CAPACITY];
     private final SocketRequest[] owners = new SocketRequest[CAPACITY];
+    /** When each chunk was queued. */
+    private final long[] offeredNanos = new long[CAPACITY];
 
     @SuppressWarnings("unused") private volatile long head; // consumer's
     @SuppressWarnings("unused") private volatile long tail; // producer's
@@ -51,6 +53,15 @@ final class DataStream {
     @SuppressWarnings("unused") private volatile int consuming;
     /** Bytes of the head chunk already moved; the consumer's alone. */
     private int doneInHead;
+    // Timing of the chunks moved, the consumer's alone (read for the close line once the I/O
+    // threads are stopped): a chunk could move from the later of its queuing and the end of the
+    // chunk before it; it started when a consumer first tried it, and ended with its last byte.
+    private boolean headStarted;
+    private long headStartNanos;
+    private long lastChunkEndNanos;
+    private long chunksMoved;
+    private long waitedNanos;
+    private long movingNanos;
 
     DataStream(int viewIndex, SocketChannel channel, boolean sending) {
         this.viewIndex = viewIndex;
@@ -79,6 +90,21 @@ final class DataStream {
         return (long) LAST_MOVED.getAcquire(this);
     }
 
+    /** @return chunks moved so far (read once the consumers are stopped, or racy) */
+    long chunksMoved() {
+        return chunksMoved;
+    }
+
+    /** @return the time chunks waited for a consumer once they could move, summed */
+    long waitedNanos() {
+        return waitedNanos;
+    }
+
+    /** @return the time chunks took from a consumer's first try to their last byte, summed */
+    long movingNanos() {
+        return movingNanos;
+    }
+
     /** Producer: queues a chunk; the caller has checked {@link #free()}. */
     void offer(MemoryRegion region, long offset, int length, SocketRequest owner) {
         long t = (long) TAIL.getOpaque(this);
@@ -91,6 +117,7 @@ final class DataStream {
         offsets[i] = offset;
         lengths[i] = length;
         owners[i] = owner;
+        offeredNanos[i] = System.nanoTime();
         TAIL.setRelease(this, t + 1);
     }
 
@@ -124,6 +151,11 @@ final class DataStream {
         long t = (long) TAIL.getAcquire(this);
         while (h < t) {
             int i = (int) (h & (CAPACITY - 1));
+            if (!headStarted) {
+                headStarted = true;
+                headStartNanos = System.nanoTime();
+                waitedNanos += headStartNanos - Math.max(offeredNanos[i], lastChunkEndNanos);
+            }
             int remaining = lengths[i] - doneInHead;
             int step = (int) Math.min(remaining, MemoryRegion.WINDOW_STEP);
             var view = regions[i].view(viewIndex, offsets[i] + doneInHead, step);
@@ -136,8 +168,16 @@ final class DataStream {
             }
             moved += n;
             doneInHead += n;
+            boolean chunkDone = doneInHead == lengths[i];
+            if (chunkDone) {
+                // Before the owner's count, which publishes these to a caller that sees it complete.
+                lastChunkEndNanos = System.nanoTime();
+                movingNanos += lastChunkEndNanos - headStartNanos;
+                chunksMoved++;
+                headStarted = false;
+            }
             owners[i].moved(n);
-            if (doneInHead == lengths[i]) {
+            if (chunkDone) {
                 regions[i] = null;
                 owners[i] = null;
                 doneInHead = 0;

@@ -9,6 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.SocketChannel;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -331,6 +332,26 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                     + " registered; a comm takes one GPU's memory, not also " + gpu + "'s");
         }
         return new MemoryRegion(this, DeviceStaging.mirror(gpu, data.byteSize()), data.address(), streams.length + 1);
+    }
+
+    /**
+     * @return how the data streams' chunks went, for the close line: how long a chunk waited for
+     *         its I/O thread once it could move (its stream idle), and how long it then took to move
+     */
+    final String streamTiming() {
+        long chunks = 0;
+        long waited = 0;
+        long moving = 0;
+        for (DataStream s : streams) {
+            chunks += s.chunksMoved();
+            waited += s.waitedNanos();
+            moving += s.movingNanos();
+        }
+        if (chunks == 0) {
+            return "no chunk on the data streams";
+        }
+        return String.format(Locale.ROOT, "%d chunks on the data streams: each waited %.1f us for its I/O thread, "
+                + "then moved in %.1f us (means)", chunks, waited / 1e3 / chunks, moving / 1e3 / chunks);
     }
 
     /**

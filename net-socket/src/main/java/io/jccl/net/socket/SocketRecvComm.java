@@ -102,7 +102,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     synchronized String counters() {
         return receiveCount + " receives announced in " + ctsWriteCount + " CTS writes, " + wantedCount
                 + " of them asked for by the sender or a large message after small ones; " + quietPolls
-                + " polls left to the I/O threads";
+                + " polls left to the I/O threads; " + streamTiming();
     }
 
     @Override

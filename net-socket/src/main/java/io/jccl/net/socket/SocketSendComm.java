@@ -97,7 +97,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         return sendCount + " sends: " + inlineCount + " inline, " + eagerCount + " eager, " + aheadCount
                 + " ahead of their CTS; isend found no CTS "
                 + noCtsCount + " times, asked for CTS " + wantCount + " times; " + quietPolls
-                + " polls left to the I/O threads";
+                + " polls left to the I/O threads; " + streamTiming();
     }
 
     @Override

@@ -69,11 +69,21 @@ class SocketQuietPollTest {
             assertEquals(-1, src.mismatch(dst), "every message intact, in order");
             long sendQuiet = ((SocketComm) p.send()).quietPolls;
             long recvQuiet = ((SocketComm) p.recv()).quietPolls;
+            String sendTiming = ((SocketComm) p.send()).streamTiming();
+            String recvTiming = ((SocketComm) p.recv()).streamTiming();
             if (quiet) {
                 assertTrue(sendQuiet > 0, "send polls left to the I/O threads: " + sendQuiet);
                 assertTrue(recvQuiet > 0, "receive polls left to the I/O threads: " + recvQuiet);
+                // The close line times every chunk the I/O threads moved, on both ends (a 1 MiB
+                // message is cut into at least one chunk per stream, 64 KiB or more each).
+                int streams = Integer.parseInt(tp[0]) * Integer.parseInt(tp[1]);
+                String chunks = MESSAGES * streams + " chunks on the data streams: each waited ";
+                assertTrue(sendTiming.startsWith(chunks), sendTiming);
+                assertTrue(recvTiming.startsWith(chunks), recvTiming);
             } else {
                 assertEquals(0, sendQuiet + recvQuiet, "without I/O threads the caller moves the bytes: every poll works");
+                assertEquals("no chunk on the data streams", sendTiming);
+                assertEquals("no chunk on the data streams", recvTiming);
             }
         }
     }
