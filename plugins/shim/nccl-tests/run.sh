@@ -27,8 +27,8 @@
 #                       NCCL's tuner chooses; then
 #                       the same without CollNet (the baseline). Non-zero exit on any #wrong, crash,
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
-#   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, and
-#                       pinned host<->device copies
+#   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, how
+#                       long a parked thread takes to run once woken, and pinned host<->device copies
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS, JCCL_BENCH_MIN and
 #   JCCL_BENCH_MAX (sizes, default 8 and 512M) narrow a run;
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1)
@@ -246,8 +246,10 @@ collnet() {
 ceilings() {
   gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
   gcc -O2 -o /tmp/jccl-tcp-small-write "$here/tcp_small_write.c" || return 1
+  gcc -O2 -pthread -o /tmp/jccl-wake-latency "$here/wake_latency.c" || return 1
   nvcc -O2 -o /tmp/jccl-copy-ceiling "$here/copy_ceiling.cu" || return 1
-  { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-tcp-small-write; /tmp/jccl-copy-ceiling; } |
+  { for s in 1 4 8 16; do /tmp/jccl-tcp-ceiling "$s" 3; done; /tmp/jccl-tcp-small-write; /tmp/jccl-wake-latency 2000
+    /tmp/jccl-copy-ceiling; } |
     tee "$out/ceilings.txt"
 }
 
