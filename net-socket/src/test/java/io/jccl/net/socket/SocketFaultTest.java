@@ -78,17 +78,21 @@ class SocketFaultTest {
         try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
                 SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]))) {
             Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate(32L << 20);
-            MemorySegment dst = lo.allocate(32L << 20);
+            // More than the sockets' buffers take (loopback autotuning reaches several MiB a
+            // socket, and 4 streams of 4 MiB messages once fit whole), so that bytes are still on
+            // the sender's side when it closes.
+            long message = 16L << 20;
+            MemorySegment src = lo.allocate(8 * message);
+            MemorySegment dst = lo.allocate(8 * message);
             MemoryHandle sm = lo.register(p.send(), src);
             MemoryHandle rm = lo.register(p.recv(), dst);
             NetRequest[] recvs = new NetRequest[8];
             NetRequest[] sends = new NetRequest[8];
             for (int i = 0; i < 8; i++) {
-                recvs[i] = lo.recv(p.recv(), dst.asSlice(i * (4L << 20), 4L << 20), 0, rm);
+                recvs[i] = lo.recv(p.recv(), dst.asSlice(i * message, message), 0, rm);
             }
             for (int i = 0; i < 8; i++) {
-                sends[i] = lo.send(p.send(), src.asSlice(i * (4L << 20), 4L << 20), 0, sm);
+                sends[i] = lo.send(p.send(), src.asSlice(i * message, message), 0, sm);
             }
             lo.plugin.test(recvs[0], null);
             lo.plugin.closeSend(p.send());
