@@ -100,8 +100,9 @@ config_env() {
     jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
     before) env+=(NCCL_NET_PLUGIN="$dev/jccl-before/libnccl-net.so" NCCL_NET=JcclSocket) ;;
     socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
+    # both ranks on host "jccl-host-shm" (run_one's wrapper)
     shm) [ "${JCCL_GPUS:-1}" = 2 ] || { echo "$spec needs JCCL_GPUS=2: NCCL refuses two ranks of one host on one GPU" >&2; return 1; }
-         env+=(NCCL_NET_PLUGIN=none JCCL_ONE_HOST=1 NCCL_P2P_DISABLE=1) ;;
+         env+=(NCCL_NET_PLUGIN=none JCCL_ONE_HOST=shm NCCL_P2P_DISABLE=1) ;;
     # nothing of JCCL: the wrapper in run_one drops JAVA_HOME and JCCL_JAVA_HOME too
     pkg=*) env+=(NCCL_NET_PLUGIN="${base#pkg=}" PACKAGE_ONLY=1) ;;
     *) echo "unknown configuration $spec" >&2; return 1 ;;
@@ -121,7 +122,7 @@ run_one() {
     "${xs[@]}" \
     sh -c '[ -z "$PACKAGE_ONLY" ] || unset JAVA_HOME JCCL_JAVA_HOME PACKAGE_ONLY;
            [ -z "$JCCL_GPU_PER_RANK" ] || export NCCL_TESTS_DEVICE=$OMPI_COMM_WORLD_RANK;
-           NCCL_HOSTID=jccl-host-${JCCL_ONE_HOST:+shm}${JCCL_ONE_HOST:-$OMPI_COMM_WORLD_RANK} exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
+           NCCL_HOSTID=jccl-host-${JCCL_ONE_HOST:-$OMPI_COMM_WORLD_RANK} exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
   echo $?
 }
 

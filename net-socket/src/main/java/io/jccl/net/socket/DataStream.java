@@ -108,16 +108,17 @@ final class DataStream {
     /** Producer: queues a chunk; the caller has checked {@link #free()}. */
     void offer(MemoryRegion region, long offset, int length, SocketRequest owner) {
         long t = (long) TAIL.getOpaque(this);
+        long now = System.nanoTime();
         if (!busy()) {
             // An idle stream has not stalled: the failure bound starts counting now.
-            LAST_MOVED.setRelease(this, System.nanoTime());
+            LAST_MOVED.setRelease(this, now);
         }
         int i = (int) (t & (CAPACITY - 1));
         regions[i] = region;
         offsets[i] = offset;
         lengths[i] = length;
         owners[i] = owner;
-        offeredNanos[i] = System.nanoTime();
+        offeredNanos[i] = now;
         TAIL.setRelease(this, t + 1);
     }
 
