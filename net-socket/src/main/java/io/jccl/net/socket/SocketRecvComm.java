@@ -20,9 +20,13 @@ import java.nio.channels.SocketChannel;
  *
  * <p>While messages are small the CTS frames are held back and written {@link #CTS_BATCH} at a
  * time: a small send does not need its CTS (it goes EAGER), only the credit it returns, so one
- * write per message is enough, as with NCCL's Socket. They are written at once when the last
- * message was large (the sender waits for them), when the sender asks (a WANT frame: it is out of
- * credit or has a large message), and when an EAGER was too large (so that the sender learns it).
+ * write per message is enough, as with NCCL's Socket. So are those of large messages that the
+ * sender could send ahead of their CTS (its DATA frames say so, {@link Wire#FLAG_AHEAD_OK}, or they
+ * come ahead): a pipeline of equal receives, as NCCL's proxy posts, then costs one write per
+ * message instead of two. They are written at once when the last message was large and its sender
+ * needed the CTS, when a receive is unlike the one before (its sender may not go ahead for it),
+ * when the sender asks (a WANT frame: it is out of credit or cannot go ahead), and when an EAGER
+ * was too large (so that the sender learns it).
  */
 final class SocketRecvComm extends SocketComm implements RecvComm {
     private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
@@ -46,10 +50,14 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     /** The sender asked for every CTS (WANT), or must learn of a refused EAGER: write them now. */
     private boolean ctsWanted;
     /**
-     * The last message was larger than an EAGER can be: the sender waits for each CTS. True until a
-     * first small message comes, so that a connection starts as one without the hold-back did.
+     * The last message was larger than an EAGER can be and its sender could not have sent it ahead:
+     * the sender waits for each CTS. True until a first small message or one that could go ahead
+     * comes, so that a connection starts as one without the hold-back did.
      */
     private boolean streaming = true;
+    /** Capacity of the last posted receive if it had one buffer, else -1; and its tag. */
+    private long lastCapacity = -1;
+    private int lastTag;
     // EAGERs that came before their receive was posted, oldest first: [eagerHead, eagerTail).
     private final MemorySegment eagerSlots =
             MemorySegment.ofBuffer(ByteBuffer.allocateDirect(Wire.EAGER_SLOTS * Wire.EAGER_SLOT_BYTES));
@@ -158,7 +166,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                 // A message sent ahead may wait in what was read already: take it now, without a syscall.
                 readFrames();
             }
-            if (ctsWanted || streaming || requestTail - announcedTail >= CTS_BATCH) {
+            // A receive unlike the last may not take the sender's next send ahead of its CTS.
+            boolean likeTheLast = n == 1 && ctsCapacity[c][0] == lastCapacity && tags[0] == lastTag;
+            lastCapacity = n == 1 ? ctsCapacity[c][0] : -1;
+            lastTag = tags[0];
+            if (ctsWanted || streaming || !likeTheLast || requestTail - announcedTail >= CTS_BATCH) {
                 announce();
             }
         } catch (NetException e) {
@@ -188,6 +200,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         } catch (IOException e) {
             fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
         }
+    }
+
+    /** @return the writes that carried CTS frames so far (for tests) */
+    synchronized long ctsWrites() {
+        return ctsWriteCount;
     }
 
     /** @return receives whose CTS is held back (for tests) */
@@ -355,12 +372,13 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
                     || size < 0) {
                 throw protocolError("DATA for receive " + seq + " buffer " + buffer + " that is not waiting for one");
             }
-            boolean large = size > Wire.EAGER_SLOT_BYTES;
-            if (large && !streaming) {
-                // Large messages from now on: the sender waits for each CTS, so hold none back.
+            // A large send that could not have gone ahead: the sender waits for each CTS from now
+            // on, so hold none back.
+            boolean needsCts = size > Wire.EAGER_SLOT_BYTES && (flags & Wire.FLAG_AHEAD_OK) == 0;
+            if (needsCts && !streaming) {
                 ctsWanted = true;
             }
-            streaming = large;
+            streaming = needsCts;
             if ((flags & Wire.FLAG_OVERSIZE) != 0) {
                 in.consume(Wire.DATA_HEADER);
                 r.error = NetException.invalidUsage(peer + " sent " + size + " bytes to a "

@@ -179,6 +179,10 @@ final class SocketSendComm extends SocketComm implements SendComm {
         receiverHoldsBack = size <= Wire.EAGER_SLOT_BYTES;
         ByteBuffer frame = out.stage(stagedBytes);
         int flags = oversize ? Wire.FLAG_OVERSIZE : inline ? Wire.FLAG_INLINE : 0;
+        if (!oversize && size > Wire.EAGER_SLOT_BYTES && goesAhead(region, tag, size)) {
+            // Had its CTS not been here, it would have gone ahead: the receiver need not hurry the next.
+            flags |= Wire.FLAG_AHEAD_OK;
+        }
         frame.put(Wire.DATA).put((byte) buffer).put((byte) flags).put((byte) 0).putInt((int) seq).putLong(size);
         if (oversize) {
             r.error = NetException.invalidUsage("send of " + size + " bytes is larger than the " + capacity

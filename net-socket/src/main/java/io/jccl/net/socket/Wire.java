@@ -43,7 +43,11 @@ package io.jccl.net.socket;
  *
  * <p>So small messages need no CTS each, only the credit a CTS returns: while messages are small
  * the receiver holds its CTS frames back and writes them {@code SocketRecvComm.CTS_BATCH} at a time
- * (one write per message instead of two). A sender that waits for a CTS (a large send, or EAGER
+ * (one write per message instead of two). Large messages that could go ahead need none either: a
+ * DATA frame with flag AHEAD_OK says that its send would have gone ahead had its CTS not been in
+ * hand, and the receiver then holds back the CTS frames of later receives like the last one (one
+ * buffer, same tag and capacity) as for small messages; a receive unlike the last is announced at
+ * once. A sender that waits for a CTS (a large send, or EAGER
  * credit spent) says so, once until a CTS comes:
  * <pre>
  * WANT  u8 type=4, 15 bytes 0
@@ -74,6 +78,8 @@ final class Wire {
     static final int FLAG_OVERSIZE = 2;
     /** On an EAGER: a message of any size, not for a slot; the receiver reads it once its receive is posted. */
     static final int FLAG_AHEAD = 4;
+    /** On a DATA frame: the send could have gone ahead of its CTS (the receiver's latest receive fitted it). */
+    static final int FLAG_AHEAD_OK = 8;
 
     private Wire() {
     }

@@ -188,23 +188,80 @@ class SocketEagerSendTest {
     }
 
     @Test
+    void largeMessagesThatCouldGoAheadNeedNoCtsEachWhileTheReceivesStayAlike() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            int size = 256 << 10; // above the inline limit: the payload follows its frame or goes over the streams
+            Wired w = new Wired(lo, 2L * size);
+            int rounds = 64;
+            for (int i = 0; i < rounds; i++) {
+                MemorySegment slot = w.dst.asSlice((i % 2) * (long) size, size);
+                NetRequest r = lo.recv(w.pair.recv(), slot, 0, w.rm);
+                w.src.set(ValueLayout.JAVA_INT, (i % 2) * (long) size + 4 * i, i);
+                NetRequest s = lo.send(w.pair.send(), w.src.asSlice((i % 2) * (long) size, size), 0, w.sm);
+                int[][] sizes = lo.awaitAll(s, r);
+                assertEquals(size, sizes[1][0]);
+                assertEquals(i, slot.get(ValueLayout.JAVA_INT, 4L * i), "round " + i);
+            }
+            long writes = ((SocketRecvComm) w.pair.recv()).ctsWrites();
+            // Before FLAG_AHEAD_OK every receive after a large DATA frame wrote its CTS at once (64 writes).
+            assertTrue(writes <= rounds / 4, rounds + " equal receives took " + writes
+                    + " CTS writes; if this fails, check that DATA frames carry FLAG_AHEAD_OK and that the receiver holds back");
+        }
+    }
+
+    @Test
+    void aReceiveUnlikeTheLastIsAnnouncedAtOnce() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            int large = 256 << 10;
+            Wired w = new Wired(lo, large);
+            int rounds = 16;
+            for (int i = 0; i < rounds; i++) {
+                // Capacities alternate: a send may not go ahead into a receive larger than the last,
+                // so each CTS must go out when its receive is posted, not when the sender asks.
+                int size = i % 2 == 0 ? large : large / 2;
+                NetRequest r = lo.recv(w.pair.recv(), w.dst.asSlice(0, size), 0, w.rm);
+                assertEquals(0, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "round " + i + ": CTS held back");
+                w.src.set(ValueLayout.JAVA_INT, 0, i);
+                NetRequest s = lo.send(w.pair.send(), w.src.asSlice(0, size), 0, w.sm);
+                int[][] sizes = lo.awaitAll(s, r);
+                assertEquals(size, sizes[1][0]);
+                assertEquals(i, w.dst.get(ValueLayout.JAVA_INT, 0));
+            }
+            assertEquals(rounds, ((SocketRecvComm) w.pair.recv()).ctsWrites(), "one CTS write per receive");
+        }
+    }
+
+    @Test
     void aSenderThatOnlyRetriesGetsItsHeldBackCtsWithoutTheReceiverBeingCalled() throws NetException {
         try (Loopback lo = new Loopback()) {
             Wired w = new Wired(lo, 1 << 20);
             NetRequest r1 = lo.recv(w.pair.recv(), w.dst.asSlice(0, 64), 0, w.rm);
             NetRequest s1 = lo.send(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
             lo.awaitAll(s1, r1); // a small message: the receiver now holds its CTS frames back
-            NetRequest r2 = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
-            assertEquals(1, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the large receive's CTS is held back");
-            w.src.set(ValueLayout.JAVA_INT, 1000, 31337);
-            // Only isend is retried here, as a single-threaded caller might: the WANT byte on the
-            // liveness socket makes the receiver's liveness thread write the CTS.
+            int posted = 3;
+            NetRequest[] recvs = new NetRequest[Wire.EAGER_SLOTS + 1];
+            for (int k = 0; k < posted; k++) {
+                recvs[k] = lo.recv(w.pair.recv(), w.dst.asSlice(64L * (k + 1), 64), 0, w.rm);
+            }
+            assertEquals(posted, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the receives' CTS frames are held back");
+            // Only isend is retried here, as a single-threaded caller might. The sender spends its
+            // EAGER credit; the next send waits for the held-back CTS frames, which the receiver's
+            // liveness thread writes on the WANT byte, its caller never being called.
             long start = System.nanoTime();
-            NetRequest s2 = lo.send(w.pair.send(), w.src.asSlice(0, 512 << 10), 0, w.sm);
-            assertTrue(System.nanoTime() - start < 5_000_000_000L, "the CTS came within 5 s");
-            int[][] sizes = lo.awaitAll(s2, r2);
-            assertEquals(512 << 10, sizes[1][0]);
-            assertEquals(31337, w.dst.get(ValueLayout.JAVA_INT, 1000));
+            NetRequest[] sends = new NetRequest[Wire.EAGER_SLOTS + 1];
+            for (int i = 0; i < sends.length; i++) {
+                w.src.set(ValueLayout.JAVA_INT, 64L * i, 7000 + i);
+                sends[i] = lo.send(w.pair.send(), w.src.asSlice(64L * i, 8), 0, w.sm);
+            }
+            assertTrue(System.nanoTime() - start < 5_000_000_000L, "the CTS frames came within 5 s");
+            for (int k = posted; k < recvs.length; k++) {
+                recvs[k] = lo.recv(w.pair.recv(), w.dst.asSlice(64L * (k + 1), 64), 0, w.rm);
+            }
+            lo.awaitAll(sends);
+            lo.awaitAll(recvs);
+            for (int k = 0; k < recvs.length; k++) {
+                assertEquals(7000 + k, w.dst.get(ValueLayout.JAVA_INT, 64L * (k + 1)), "message " + k);
+            }
         }
     }
 
