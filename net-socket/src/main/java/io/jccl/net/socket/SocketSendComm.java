@@ -16,9 +16,8 @@ import java.nio.channels.SocketChannel;
  * announces one posted receive (its buffers' capacities and tags), and a send goes to the first
  * announced receive with an unfilled buffer of its tag. A small send with no CTS in hand goes
  * ahead as an EAGER frame (see {@link Wire}): it is complete once written to the socket, as NCCL's
- * Socket's sends are, and is placed when its CTS comes. A larger one that cannot go ahead, a small
- * one with {@link Wire#EAGER_SLOTS} sends unplaced, or any with {@link Wire#AHEAD_CREDIT}, makes
- * {@code isend} return null (would block) and asks
+ * Socket's sends are, and is placed when its CTS comes. A larger one, or a small one with
+ * {@link Wire#EAGER_SLOTS} EAGERs unplaced, makes {@code isend} return null (would block) and asks
  * the receiver for its held-back CTS frames (WANT). No send is complete while a byte of it (its
  * frame included) waits in the control stream's staging: a caller whose sends are all done calls
  * this comm no more, and nothing else would write them.
@@ -37,8 +36,8 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long ctsTail;
 
     // EAGER sends whose receive is not yet known, oldest first: [eagerHead, eagerTail).
-    private final int[] eagerSize = new int[Wire.AHEAD_CREDIT];
-    private final int[] eagerTag = new int[Wire.AHEAD_CREDIT];
+    private final int[] eagerSize = new int[Wire.EAGER_SLOTS];
+    private final int[] eagerTag = new int[Wire.EAGER_SLOTS];
     /** A WANT went out and no CTS has come since: one is enough. */
     private boolean wantSent;
     /**
@@ -129,7 +128,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
                     return r;
                 }
             }
-            if (size > eagerLimit && hasIoThreads() && eagerTail - eagerHead < Wire.AHEAD_CREDIT / 2
+            if (size > eagerLimit && hasIoThreads() && eagerTail - eagerHead < Wire.EAGER_SLOTS / 2
                     && goesAhead(region, tag, size)) {
                 // It would go ahead of its CTS anyway: no read syscall for a CTS first (NCCL's proxy
                 // posts its receives after the peer's data is ready, so one is rarely there). The
@@ -236,13 +235,13 @@ final class SocketSendComm extends SocketComm implements SendComm {
         boolean inline = size <= inlineBytes;
         boolean viaStreams = !inline && streams.length > 0;
         int stagedBytes = Wire.DATA_HEADER + (inline ? (int) size : 0);
-        if (eagerTail - eagerHead == Wire.AHEAD_CREDIT || requestTail - requestHead == MAX_SENDS
+        if (eagerTail - eagerHead == Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
                 || !out.hasRoom(stagedBytes, inline || viaStreams ? 0 : 1) || (viaStreams && !streamsHaveRoom(size))) {
             return null;
         }
         SendRequest r = newRequest(size);
         aheadCount++;
-        int e = (int) (eagerTail++ % Wire.AHEAD_CREDIT);
+        int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
         eagerTag[e] = tag;
         ByteBuffer frame = out.stage(stagedBytes);
@@ -313,8 +312,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
     /** A small send ahead of its CTS: copied into an EAGER frame now, placed when the CTS comes. */
     private SendRequest sendEager(MemoryRegion region, long offset, int tag, long size) throws NetException {
         int stagedBytes = Wire.DATA_HEADER + (int) size;
-        // Fewer than EAGER_SLOTS unplaced, sends ahead included: the receiver never parks more.
-        if (eagerTail - eagerHead >= Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
+        if (eagerTail - eagerHead == Wire.EAGER_SLOTS || requestTail - requestHead == MAX_SENDS
                 || !out.hasRoom(stagedBytes, 0)) {
             return null;
         }
@@ -324,7 +322,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = newRequest(size);
         eagerCount++;
         receiverHoldsBack = true;
-        int e = (int) (eagerTail++ % Wire.AHEAD_CREDIT);
+        int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
         eagerTag[e] = tag;
         ByteBuffer frame = out.stage(stagedBytes);
@@ -416,7 +414,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
      */
     private void placeEagers() throws NetException {
         while (eagerHead != eagerTail && ctsHead != ctsTail) {
-            int e = (int) (eagerHead % Wire.AHEAD_CREDIT);
+            int e = (int) (eagerHead % Wire.EAGER_SLOTS);
             int c = (int) (ctsHead % CTS_RING);
             int buffer = freeBuffer(c, eagerTag[e]);
             long capacity = ctsCapacity[c][buffer];

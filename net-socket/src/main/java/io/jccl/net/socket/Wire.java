@@ -37,9 +37,8 @@ package io.jccl.net.socket;
  *       [payload as for DATA: inline, after the frame, or over the data streams]
  * </pre>
  * It takes no slot: the receiver parses nothing after it until a receive is posted for it, so its
- * payload waits in the sockets (as every message does with NCCL's Socket). It is placed by the same
- * rule, and the sender keeps at most {@link #AHEAD_CREDIT} sends of either kind unplaced (an EAGER
- * goes only while fewer than {@link #EAGER_SLOTS} are, so the receiver never parks more). If its receive is smaller after
+ * payload waits in the sockets (as every message does with NCCL's Socket). It counts against the
+ * same {@link #EAGER_SLOTS} credit, and is placed by the same rule. If its receive is smaller after
  * all, both comms fail (the receiver cannot take the bytes and must not lose its place).
  *
  * <p>So small messages need no CTS each, only the credit a CTS returns: while messages are small
@@ -66,12 +65,6 @@ final class Wire {
 
     /** EAGERs a sender may have in flight before their receives are known, and the size of each. */
     static final int EAGER_SLOTS = 16;
-    /**
-     * Sends (EAGER or ahead) a sender may have unplaced. A send ahead needs no slot, so it may run
-     * further ahead than an EAGER: under NCCL's sendrecv the sender's proxy outran 16 about once a
-     * message, each time a null isend, a read, and every few a WANT (H200, 8 channels, 512 MiB).
-     */
-    static final int AHEAD_CREDIT = 64;
     static final int EAGER_SLOT_BYTES = 1024;
 
     static final int CTS_HEADER = 8;

@@ -57,36 +57,6 @@ class SocketSendAheadTest {
 
     @ParameterizedTest(name = "threads x streams = {0}")
     @CsvSource({"0x1", "2x2"})
-    void upToAheadCreditSendsGoBeforeTheirReceivesMoreThanTheEagerSlots(String layout) throws NetException {
-        try (Loopback lo = loopback(layout)) {
-            Loopback.Pair p = lo.pair();
-            int size = 4096;
-            int n = Wire.AHEAD_CREDIT;
-            MemorySegment src = lo.allocate((long) (n + 1) * size);
-            MemorySegment dst = lo.allocate((long) (n + 1) * size);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            lo.awaitAll(lo.recv(p.recv(), dst.asSlice(0, size), 7, rm), lo.send(p.send(), src.asSlice(0, size), 7, sm));
-            NetRequest[] sends = new NetRequest[n];
-            for (int i = 0; i < n; i++) {
-                src.set(ValueLayout.JAVA_INT, (long) i * size, 9000 + i);
-                sends[i] = lo.plugin.isend(p.send(), src.asSlice((long) i * size, size), 7, sm);
-                assertNotNull(sends[i], "send " + i + " of " + n + " ahead: a send ahead takes no slot of the receiver's "
-                        + Wire.EAGER_SLOTS);
-            }
-            assertNull(lo.plugin.isend(p.send(), src.asSlice((long) n * size, size), 7, sm),
-                    "the credit is spent: the next send waits for a CTS");
-            for (int i = 0; i < n; i++) { // one at a time: a comm takes fewer receives than that in flight
-                lo.awaitAll(lo.recv(p.recv(), dst.asSlice((long) i * size, size), 7, rm));
-                assertEquals(9000 + i, dst.get(ValueLayout.JAVA_INT, (long) i * size), "message " + i);
-            }
-            lo.awaitAll(sends);
-            lo.awaitAll(lo.recv(p.recv(), dst.asSlice(0, size), 7, rm), lo.send(p.send(), src.asSlice(0, size), 7, sm));
-        }
-    }
-
-    @ParameterizedTest(name = "threads x streams = {0}")
-    @CsvSource({"0x1", "2x2"})
     void aSendLargerThanTheLastBufferOrOfAnotherTagWaitsForItsReceive(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
