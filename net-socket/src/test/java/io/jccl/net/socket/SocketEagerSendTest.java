@@ -149,7 +149,7 @@ class SocketEagerSendTest {
     }
 
     @Test
-    void smallMessagesNeedOneWriteEachAndTheHeldBackCtsFramesStillComeWhenTheSenderWaits() throws NetException {
+    void smallMessagesNeedOneWriteEachAndALargerReceiveGoesOutAtOnceWithTheFramesHeldBack() throws NetException {
         try (Loopback lo = new Loopback()) {
             Wired w = new Wired(lo, 1 << 20);
             // Receives posted ahead, one at a time as NCCL's proxy does: every send finds credit.
@@ -167,9 +167,11 @@ class SocketEagerSendTest {
             // The first receive's CTS went at once (a connection starts as if messages were large);
             // the first small message, although it came as DATA, switched the receiver to holding back.
             assertEquals(SocketRecvComm.CTS_BATCH - 1, heldBack, "CTS frames held back up to a batch");
-            // Then a large message: its CTS is held back; the sender asks for it (WANT) and gets it
-            // once the receiver is next called, as NCCL's proxy calls test on its pending receives.
+            // Then a larger receive: unlike the last, so no send could go ahead into it; its CTS goes
+            // out at once, with the frames held back before it (the sender's WANT path is covered by
+            // aSenderThatOnlyRetriesGetsItsHeldBackCtsWithoutTheReceiverBeingCalled).
             NetRequest r = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
+            assertEquals(0, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the larger receive's CTS is held back");
             w.src.set(ValueLayout.JAVA_INT, 4096, 4242);
             NetRequest s = null;
             int[] ignored = new int[1];
@@ -180,7 +182,7 @@ class SocketEagerSendTest {
                     assertFalse(lo.plugin.test(r, ignored), "the receive cannot complete before its send");
                 }
             }
-            assertNotNull(s, "the large send got its CTS within 5 s of asking");
+            assertNotNull(s, "the large send got its CTS within 5 s");
             int[][] sizes = lo.awaitAll(s, r);
             assertEquals(256 << 10, sizes[1][0]);
             assertEquals(4242, w.dst.get(ValueLayout.JAVA_INT, 4096));
