@@ -320,9 +320,13 @@ final class CollectivePerf {
     /** nccl-tests' timed loop: {@code iters} calls issued back to back, then a wait for the last. */
     private void issueBackToBack(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace,
                                  int iters) {
+        // The buffers are sliced once: a slice per call would be garbage the timed loop makes, and
+        // its collections would be timed too.
+        MemorySegment send = sendFor(c, type, inPlace);
+        MemorySegment recv = recvFor(c, type, inPlace);
         Completion last = null;
         for (int i = 0; i < iters; i++) {
-            last = issue(c, type, op, root, inPlace);
+            last = issue(send, recv, c, type, op, root);
         }
         if (last != null) {
             last.await();
@@ -377,13 +381,16 @@ final class CollectivePerf {
     }
 
     private Completion issue(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+        return issue(sendFor(c, type, inPlace), recvFor(c, type, inPlace), c, type, op, root);
+    }
+
+    private Completion issue(MemorySegment send, MemorySegment recv, PerfCollective.Counts c, DataType type,
+                             ReduceOp op, int root) {
         if (stream != null) {
-            o.collective().kind.issueOnStream(comm, sendFor(c, type, inPlace), recvFor(c, type, inPlace), c.param(),
-                    type, op, root, stream);
+            o.collective().kind.issueOnStream(comm, send, recv, c.param(), type, op, root, stream);
             return streamDone;
         }
-        return o.collective().kind.issue(comm, sendFor(c, type, inPlace), recvFor(c, type, inPlace), c.param(), type,
-                op, root);
+        return o.collective().kind.issue(comm, send, recv, c.param(), type, op, root);
     }
 
     /** With -g 1, what waiting for the last call means: the stream has run everything queued. */
