@@ -123,6 +123,9 @@ public final class NetRecvConnection extends RecvConnection {
             }
             received++;
             work++;
+            // One completion a call: testing the next receive now would, over a socket, mostly be
+            // a read that finds nothing yet; the caller polls again when it wants that message.
+            break;
         }
         return work;
     }
