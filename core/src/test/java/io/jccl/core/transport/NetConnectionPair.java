@@ -54,6 +54,15 @@ public record NetConnectionPair(NetSendConnection send, NetRecvConnection recv) 
         return new NetConnectionPair(send, recv);
     }
 
+    /** Fills the next send slot with {@code bytes} bytes of 7 and sends them, progressing until a slot is free. */
+    public void send(int bytes) throws NetException {
+        while (!send.hasRoom()) {
+            send.progress();
+        }
+        send.fillSlot().asSlice(0, bytes).fill((byte) 7);
+        send.publish(bytes);
+    }
+
     /** Closes both ends. */
     @Override
     public void close() {

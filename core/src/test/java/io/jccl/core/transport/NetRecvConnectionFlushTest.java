@@ -3,13 +3,9 @@ package io.jccl.core.transport;
 import io.jccl.spi.ForwardingNetPlugin;
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
-import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetRequest;
 import io.jccl.spi.RecvComm;
-import io.jccl.spi.discovery.NetPluginDiscovery;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -27,21 +23,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * NCCL's proxy does. JcclSocket moves the bytes; a wrapper around it makes each flush a request that
  * completes when the test says so, and records what was flushed.
  */
-class NetRecvConnectionFlushTest {
-    private static final int SLOT = 4096;
-    private static NetPlugin socket;
-
-    @BeforeAll
-    static void load() throws Exception {
-        socket = NetPluginDiscovery.load().findNet("JcclSocket").orElseThrow();
-        socket.init(NetLogger.noop());
-    }
-
-    @AfterAll
-    static void close() throws Exception {
-        socket.close();
-    }
-
+class NetRecvConnectionFlushTest extends OverJcclSocket {
     /** JcclSocket whose flushes are pending until {@link #release}d, or fail when {@link #failing}. */
     private static final class HeldFlushes extends ForwardingNetPlugin {
         final List<Long> flushedBytes = new ArrayList<>();
@@ -85,14 +67,6 @@ class NetRecvConnectionFlushTest {
                 arena.allocate(Connection.STEPS * SLOT, 4096), SLOT, true);
     }
 
-    private static void send(NetConnectionPair pair, int bytes) throws NetException {
-        while (!pair.send().hasRoom()) {
-            pair.send().progress();
-        }
-        pair.send().fillSlot().asSlice(0, bytes).fill((byte) 7);
-        pair.send().publish(bytes);
-    }
-
     /** Progresses both ends until {@code done}, at most 10 s. */
     private static void until(NetConnectionPair pair, java.util.function.BooleanSupplier done) throws NetException {
         long deadline = System.nanoTime() + 10_000_000_000L;
@@ -108,7 +82,7 @@ class NetRecvConnectionFlushTest {
         HeldFlushes net = new HeldFlushes(socket);
         try (Arena arena = Arena.ofShared(); NetConnectionPair pair = flushingPair(net, arena)) {
             pair.recv().expect(2);
-            send(pair, 100);
+            pair.send(100);
             until(pair, () -> net.flushedBytes.size() == 1);
             assertEquals(List.of(100L), net.flushedBytes, "the flush covers the bytes received");
             for (int i = 0; i < 1000; i++) {
@@ -119,7 +93,7 @@ class NetRecvConnectionFlushTest {
             until(pair, () -> pair.recv().received() == 1);
             assertEquals(100, pair.recv().dataSize());
             pair.recv().consume();
-            send(pair, SLOT);
+            pair.send(SLOT);
             until(pair, () -> pair.recv().received() == 2);
             assertEquals(List.of(100L, (long) SLOT), net.flushedBytes);
         }
@@ -131,7 +105,7 @@ class NetRecvConnectionFlushTest {
         net.failing = true;
         try (Arena arena = Arena.ofShared(); NetConnectionPair pair = flushingPair(net, arena)) {
             pair.recv().expect(1);
-            send(pair, 64);
+            pair.send(64);
             NetException e = assertThrows(NetException.class, () -> until(pair, () -> false));
             assertTrue(e.getMessage().contains("the flush failed") && !e.getMessage().contains("\n"), e.getMessage());
             assertEquals(0, pair.recv().received());

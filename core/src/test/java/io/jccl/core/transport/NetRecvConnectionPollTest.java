@@ -2,12 +2,8 @@ package io.jccl.core.transport;
 
 import io.jccl.spi.ForwardingNetPlugin;
 import io.jccl.spi.NetException;
-import io.jccl.spi.NetLogger;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetRequest;
-import io.jccl.spi.discovery.NetPluginDiscovery;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.Arena;
@@ -20,21 +16,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * then stops testing: over a socket the test of the next receive is a read syscall, mostly empty
  * when the caller (the small-message path, or the proxy) asks again only once it wants that message.
  */
-class NetRecvConnectionPollTest {
-    private static final int SLOT = 4096;
-    private static NetPlugin socket;
-
-    @BeforeAll
-    static void load() throws Exception {
-        socket = NetPluginDiscovery.load().findNet("JcclSocket").orElseThrow();
-        socket.init(NetLogger.noop());
-    }
-
-    @AfterAll
-    static void close() throws Exception {
-        socket.close();
-    }
-
+class NetRecvConnectionPollTest extends OverJcclSocket {
     /** JcclSocket that counts the tests of requests and whether the last one completed its request. */
     private static final class CountingTests extends ForwardingNetPlugin {
         int tests;
@@ -52,14 +34,6 @@ class NetRecvConnectionPollTest {
         }
     }
 
-    private static void send(NetConnectionPair pair, int bytes) throws NetException {
-        while (!pair.send().hasRoom()) {
-            pair.send().progress();
-        }
-        pair.send().fillSlot().asSlice(0, bytes).fill((byte) 7);
-        pair.send().publish(bytes);
-    }
-
     @Test
     void aProgressCallHandsOverOneMessageAndDoesNotTestTheNext() throws Exception {
         CountingTests net = new CountingTests(socket);
@@ -67,9 +41,9 @@ class NetRecvConnectionPollTest {
              NetConnectionPair pair = NetConnectionPair.connect(net, 0, 1, arena.allocate(Connection.STEPS * SLOT, 4096),
                      arena.allocate(Connection.STEPS * SLOT, 4096), SLOT)) {
             pair.recv().expect(3);
-            send(pair, 64);
-            send(pair, 128);
-            send(pair, 256);
+            pair.send(64);
+            pair.send(128);
+            pair.send(256);
             long deadline = System.nanoTime() + 10_000_000_000L;
             for (long want = 1; want <= 3; want++) {
                 while (pair.recv().received() < want) {
