@@ -96,37 +96,37 @@ public final class NetRecvConnection extends RecvConnection {
             posted++;
             work++;
         }
-        while (received < posted) {
-            int s = (int) (received & MASK);
-            if (requests[s] != null) {
-                if (!net.test(requests[s], testSizes)) {
-                    break;
-                }
-                sizes[s] = testSizes[0];
-                requests[s] = null;
-                if (flushes && sizes[s] > 0) {
-                    // NCCL's iflush: the NIC's writes into GPU memory are visible to the kernel after it.
-                    MemorySegment range = flushRanges[s];
-                    if (range == null || range.byteSize() != sizes[s]) {
-                        range = slots[s].asSlice(0, sizes[s]);
-                        flushRanges[s] = range;
-                    }
-                    flushData[0] = range;
-                    flushing[s] = net.iflush(comm, 1, flushData, irecvHandles);
-                }
-            }
-            if (flushing[s] != null) {
-                if (!net.test(flushing[s], testSizes)) {
-                    break;
-                }
-                flushing[s] = null;
-            }
-            received++;
-            work++;
-            // One completion a call: testing the next receive now would, over a socket, mostly be
-            // a read that finds nothing yet; the caller polls again when it wants that message.
-            break;
+        // One completion a call: testing the next receive right after would, over a socket, mostly
+        // be a read that finds nothing yet; the caller polls again when it wants that message.
+        if (received == posted) {
+            return work;
         }
+        int s = (int) (received & MASK);
+        if (requests[s] != null) {
+            if (!net.test(requests[s], testSizes)) {
+                return work;
+            }
+            sizes[s] = testSizes[0];
+            requests[s] = null;
+            if (flushes && sizes[s] > 0) {
+                // NCCL's iflush: the NIC's writes into GPU memory are visible to the kernel after it.
+                MemorySegment range = flushRanges[s];
+                if (range == null || range.byteSize() != sizes[s]) {
+                    range = slots[s].asSlice(0, sizes[s]);
+                    flushRanges[s] = range;
+                }
+                flushData[0] = range;
+                flushing[s] = net.iflush(comm, 1, flushData, irecvHandles);
+            }
+        }
+        if (flushing[s] != null) {
+            if (!net.test(flushing[s], testSizes)) {
+                return work;
+            }
+            flushing[s] = null;
+        }
+        received++;
+        work++;
         return work;
     }
 

@@ -171,7 +171,7 @@ class SocketEagerSendTest {
             // out at once, with the frames held back before it (the sender's WANT path is covered by
             // aSenderThatOnlyRetriesGetsItsHeldBackCtsWithoutTheReceiverBeingCalled).
             NetRequest r = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
-            assertEquals(0, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the larger receive's CTS is held back");
+            assertEquals(0, ((SocketRecvComm) w.pair.recv()).heldBackCts(), "the larger receive's CTS went out at once, with the frames held back before it");
             w.src.set(ValueLayout.JAVA_INT, 4096, 4242);
             NetRequest s = null;
             int[] ignored = new int[1];
