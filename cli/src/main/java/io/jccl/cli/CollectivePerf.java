@@ -219,6 +219,8 @@ final class CollectivePerf {
         out.printf(Locale.ROOT, "# Collective test starting: %s%n", o.collective().program());
         if (stream == null) {
             out.printf(Locale.ROOT, "# Protocols: %s%n", comm.protocols());
+            out.printf(Locale.ROOT, "# Host memory: %s reductions, copies by %s%n", io.jccl.core.kernel.HostKernels.describe(),
+                    io.jccl.core.kernel.HostCopy.describe());
         }
         report = new PerfReport(o.collective().program(), n, comm.transport() + ", ring " + comm.ringTransport(),
                 comm.protocols(), o.output() == null ? List.of() : o.output().command());

@@ -207,6 +207,13 @@ public final class CoreConfig {
                     + "jdk.incubator.vector, as bin/jccl starts it, else scalar), vector (fail without it) or scalar.")
     public static final String JCCL_HOST_KERNEL = "JCCL_HOST_KERNEL";
 
+    @EnvVar(defaultValue = "auto",
+            description = "Copies of host memory from 32 KiB: auto (the C library's memmove where it links, else "
+                    + "MemorySegment.copy), libc (fail without memmove) or java (always MemorySegment.copy). "
+                    + "memmove writes whole cache lines without reading them first, which copies into and out of "
+                    + "another rank's shared-memory slots need (HostCopy).")
+    public static final String JCCL_HOST_COPY = "JCCL_HOST_COPY";
+
     @EnvVar(defaultValue = "",
             description = "Path of CUDA's run-time compiler library, which builds JCCL's GPU kernels; unset: "
                     + "libnvrtc.so.13, .12 or .11.2 on the dynamic linker's path, in $CUDA_HOME/lib64 or in "

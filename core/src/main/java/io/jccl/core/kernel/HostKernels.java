@@ -47,12 +47,13 @@ public final class HostKernels {
 
     /**
      * @return the host kernel this process uses
-     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL} asks for what cannot be had
+     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL} or {@code JCCL_HOST_COPY} asks for what cannot be had
      */
     public static ReductionKernel best() {
         if (PROBLEM != null) {
             throw new IllegalArgumentException(PROBLEM);
         }
+        HostCopy.check();
         return BEST;
     }
 

@@ -147,7 +147,7 @@ public final class HostReductionKernel implements ReductionKernel {
         if (bytes == 0 || (src.address() + srcOffset == dst.address() + dstOffset && src.isNative() && dst.isNative())) {
             return;
         }
-        MemorySegment.copy(src, srcOffset, dst, dstOffset, bytes);
+        HostCopy.copy(src, srcOffset, dst, dstOffset, bytes);
     }
 
     private static UnsupportedOperationException unsupported(DataType type, ReduceOp op) {
