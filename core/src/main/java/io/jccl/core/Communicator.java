@@ -153,6 +153,10 @@ public final class Communicator implements AutoCloseable {
     private final Map<Integer, OperationBuilder.HalvingDoublingLinks> halvingDoublingLinks = new HashMap<>();
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
+    /** Each rank's {@code availableProcessors} (a CPU quota counts), from the bootstrap. */
+    private final int[] coresOf;
+    /** The CPUs each rank may run on (its launcher's binding; empty where unknown), from the bootstrap. */
+    private final java.util.BitSet[] cpusOf;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
     private boolean sharedMemory;
     private final Object submitLock = new Object();
@@ -187,6 +191,8 @@ public final class Communicator implements AutoCloseable {
         }
         this.net = selection.plugin();
         this.hostIds = new String[nranks];
+        this.coresOf = new int[nranks];
+        this.cpusOf = new java.util.BitSet[nranks];
         CommunicatorEvent initEvent = Events.beginCommunicator("init", rank, nranks);
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
@@ -216,7 +222,7 @@ public final class Communicator implements AutoCloseable {
             collNetMade = agreed[5] == 1 && nranks > 1 ? setUpCollNet(b, devices[0], made) : null;
             this.collNet = collNetMade;
             this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
-                    : Tuner.NETWORK, collNet != null, !allOnOneHost() && ranksEquallyFarApart());
+                    : Tuner.NETWORK, collNet != null, !allOnOneHost() && ranksEquallyFarApart(), oversubscription());
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes,
                     !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
@@ -346,6 +352,8 @@ public final class Communicator implements AutoCloseable {
             out.writeBoolean(shm);
             out.writeUTF(hostId);
             out.writeBoolean(collNet);
+            out.writeInt(Runtime.getRuntime().availableProcessors());
+            out.writeUTF(io.jccl.core.topology.CpuBinding.allowedList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -366,6 +374,8 @@ public final class Communicator implements AutoCloseable {
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
                 int collNetOn = in.readBoolean() ? 1 : 0;
+                coresOf[r] = in.readInt();
+                cpusOf[r] = io.jccl.core.topology.CpuBinding.cpusOf(in.readUTF());
                 if (r == 0) {
                     netOfRank0 = netName;
                     agreed = java.util.Arrays.copyOf(values, 6);
@@ -679,6 +689,39 @@ public final class Communicator implements AutoCloseable {
     private boolean ranksEquallyFarApart() {
         Set<String> hosts = new HashSet<>(Arrays.asList(hostIds));
         return hosts.size() == 1 || hosts.size() == nranks;
+    }
+
+    /**
+     * @return the most ranks per core on any host of the communicator, at least 1: every rank
+     *         computes it from every rank's host id and core count, so all tuners agree
+     */
+    private double oversubscription() {
+        Map<String, List<Integer>> hosts = new HashMap<>();
+        for (int r = 0; r < nranks; r++) {
+            hosts.computeIfAbsent(hostIds[r], k -> new ArrayList<>()).add(r);
+        }
+        double most = 1;
+        for (List<Integer> ranks : hosts.values()) {
+            most = Math.max(most, (double) ranks.size() / sharedCores(ranks));
+        }
+        return most;
+    }
+
+    /**
+     * @return the cores the ranks of one host run on together: the union of their bindings, or, under
+     *         a CPU quota (fewer usable processors than allowed CPUs) or where bindings are unknown,
+     *         the most processors a rank there may use
+     */
+    private int sharedCores(List<Integer> ranks) {
+        java.util.BitSet union = new java.util.BitSet();
+        int quota = 0;
+        boolean capped = false;
+        for (int r : ranks) {
+            union.or(cpusOf[r]);
+            quota = Math.max(quota, coresOf[r]);
+            capped |= cpusOf[r].isEmpty() || coresOf[r] < cpusOf[r].cardinality();
+        }
+        return Math.max(1, capped ? quota : union.cardinality());
     }
 
     /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */

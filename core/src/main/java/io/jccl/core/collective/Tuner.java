@@ -16,7 +16,7 @@ import java.util.Set;
  * apart through the network, halving-doubling all-reduces on a power of two of ranks: a ring's
  * traffic (less than a tree's) in as many rounds as a tree's hops (fewer than a ring's steps), so
  * it wins up to the size where the ring's overlapping steps catch up (about 1 MiB on 4 ranks,
- * 600 KiB on 8).
+ * 600 KiB on 8; 1.7 MiB on 4 ranks with two per core).
  */
 public final class Tuner {
     /** The collectives the tuner chooses for. */
@@ -71,6 +71,7 @@ public final class Tuner {
     private final Costs costs;
     private final boolean collNet;
     private final boolean halvingDoubling;
+    private final double oversubscription;
 
     /**
      * CollNet's hops: a rank's data goes to its host's head, to the aggregator, back, and to the
@@ -103,6 +104,18 @@ public final class Tuner {
      *                        every round, move no more over any link than a ring
      */
     public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet, boolean halvingDoubling) {
+        this(nranks, allowed, costs, collNet, halvingDoubling, 1);
+    }
+
+    /**
+     * @param oversubscription the most ranks per core on any host of the communicator (at least
+     *                         1; the same on every rank): a halving-doubling round waits on one
+     *                         partner, and its pairs move while the other ranks are off their
+     *                         cores, so its rounds cost that much less beside a ring's steps
+     */
+    public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet, boolean halvingDoubling,
+                 double oversubscription) {
+        this.oversubscription = Math.max(1, oversubscription);
         this.halvingDoubling = halvingDoubling;
         this.nranks = nranks;
         this.depth = DoubleBinaryTree.depth(nranks);
@@ -177,9 +190,14 @@ public final class Tuner {
         if (algorithm == Algorithm.HALVING_DOUBLING) {
             // A ring's traffic in 2 log2(n) rounds, each an exchange with one partner: a round
             // waits on one rank, as a tree's hop does, not on the whole ring; but a round starts
-            // only once the last has ended, where a ring's steps overlap slice by slice.
+            // only once the last has ended, where a ring's steps overlap slice by slice. With more
+            // ranks than cores a round's pairs move while the other ranks wait for a core, where
+            // a ring's step needs the ranks it passes through to run in turn: its latency counts
+            // 1/oversubscription. 4 ranks through TCP on 2 cores: halving-doubling led the ring
+            // at 1 and 2 MiB (1558 and 3399 us against 1985 and 3952), the ring led at 4 MiB
+            // (7647 against 8716); the model's crossover there is 1.7 MiB.
             int rounds = 2 * Integer.numberOfTrailingZeros(Integer.highestOneBit(Math.max(1, n)));
-            return rounds * costs.treeHopMicrosPerRank() * n + bytes * 2.0 * (n - 1) / n
+            return rounds * costs.treeHopMicrosPerRank() * n / oversubscription + bytes * 2.0 * (n - 1) / n
                     / (costs.bandwidth(n) * HALVING_DOUBLING_EFFICIENCY);
         }
         if (algorithm == Algorithm.TREE) {

@@ -138,16 +138,8 @@ public final class NicChoice {
 
     /** @return this process's NUMA binding, from /proc/self/status, or -1 */
     public static int boundNumaNode() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"), StandardCharsets.US_ASCII)) {
-                if (line.startsWith("Cpus_allowed_list:")) {
-                    return boundNumaNode(Path.of("/sys"), line.substring(line.indexOf(':') + 1).trim());
-                }
-            }
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
-        return -1;
+        String allowed = CpuBinding.allowedList();
+        return allowed.isEmpty() ? -1 : boundNumaNode(Path.of("/sys"), allowed);
     }
 
     /** Parses a kernel CPU list such as {@code 0-3,8,10-11}; null if malformed. */
