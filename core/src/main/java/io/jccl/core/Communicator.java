@@ -696,32 +696,7 @@ public final class Communicator implements AutoCloseable {
      *         computes it from every rank's host id and core count, so all tuners agree
      */
     private double oversubscription() {
-        Map<String, List<Integer>> hosts = new HashMap<>();
-        for (int r = 0; r < nranks; r++) {
-            hosts.computeIfAbsent(hostIds[r], k -> new ArrayList<>()).add(r);
-        }
-        double most = 1;
-        for (List<Integer> ranks : hosts.values()) {
-            most = Math.max(most, (double) ranks.size() / sharedCores(ranks));
-        }
-        return most;
-    }
-
-    /**
-     * @return the cores the ranks of one host run on together: the union of their bindings, or, under
-     *         a CPU quota (fewer usable processors than allowed CPUs) or where bindings are unknown,
-     *         the most processors a rank there may use
-     */
-    private int sharedCores(List<Integer> ranks) {
-        java.util.BitSet union = new java.util.BitSet();
-        int quota = 0;
-        boolean capped = false;
-        for (int r : ranks) {
-            union.or(cpusOf[r]);
-            quota = Math.max(quota, coresOf[r]);
-            capped |= cpusOf[r].isEmpty() || coresOf[r] < cpusOf[r].cardinality();
-        }
-        return Math.max(1, capped ? quota : union.cardinality());
+        return io.jccl.core.topology.CpuBinding.ranksPerCore(hostIds, coresOf, cpusOf);
     }
 
     /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */

@@ -4,8 +4,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.BitSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The CPUs this process may run on, as the kernel says ({@code Cpus_allowed_list} in
@@ -37,5 +40,41 @@ public final class CpuBinding {
     public static BitSet cpusOf(String list) {
         BitSet cpus = NicChoice.parseList(list);
         return cpus == null ? new BitSet() : cpus;
+    }
+
+    /**
+     * @param hostIds             each rank's host
+     * @param availableProcessors each rank's {@code Runtime.availableProcessors()} (a CPU quota counts)
+     * @param allowed             each rank's allowed CPUs ({@link #cpusOf}; empty where unknown)
+     * @return the most ranks per core on any host, at least 1; the same wherever it is computed
+     *         from the same lists
+     */
+    public static double ranksPerCore(String[] hostIds, int[] availableProcessors, BitSet[] allowed) {
+        Map<String, List<Integer>> hosts = new HashMap<>();
+        for (int r = 0; r < hostIds.length; r++) {
+            hosts.computeIfAbsent(hostIds[r], k -> new ArrayList<>()).add(r);
+        }
+        double most = 1;
+        for (List<Integer> ranks : hosts.values()) {
+            most = Math.max(most, (double) ranks.size() / sharedCores(ranks, availableProcessors, allowed));
+        }
+        return most;
+    }
+
+    /**
+     * The cores the ranks of one host run on together: the union of their bindings, or, under a CPU
+     * quota (fewer usable processors than allowed CPUs) or where a binding is unknown, the most
+     * processors a rank there may use.
+     */
+    private static int sharedCores(List<Integer> ranks, int[] availableProcessors, BitSet[] allowed) {
+        BitSet union = new BitSet();
+        int quota = 0;
+        boolean capped = false;
+        for (int r : ranks) {
+            union.or(allowed[r]);
+            quota = Math.max(quota, availableProcessors[r]);
+            capped |= allowed[r].isEmpty() || availableProcessors[r] < allowed[r].cardinality();
+        }
+        return Math.max(1, capped ? quota : union.cardinality());
     }
 }
