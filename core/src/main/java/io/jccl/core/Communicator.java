@@ -24,6 +24,7 @@ import io.jccl.core.observe.CommunicatorEvent;
 import io.jccl.core.observe.Events;
 import io.jccl.core.proxy.IdleStrategy;
 import io.jccl.core.proxy.Proxy;
+import io.jccl.core.topology.CpuBinding;
 import io.jccl.core.topology.NicChoice;
 import io.jccl.core.topology.SysfsTopology;
 import io.jccl.core.topology.Topology;
@@ -62,6 +63,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.BitSet;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -156,7 +158,7 @@ public final class Communicator implements AutoCloseable {
     /** Each rank's {@code availableProcessors} (a CPU quota counts), from the bootstrap. */
     private final int[] coresOf;
     /** The CPUs each rank may run on (its launcher's binding; empty where unknown), from the bootstrap. */
-    private final java.util.BitSet[] cpusOf;
+    private final BitSet[] cpusOf;
     /** Rank 0's {@code NCCL_SHM_DISABLE}, inverted: whether same-host ranks use shared memory. */
     private boolean sharedMemory;
     private final Object submitLock = new Object();
@@ -192,7 +194,7 @@ public final class Communicator implements AutoCloseable {
         this.net = selection.plugin();
         this.hostIds = new String[nranks];
         this.coresOf = new int[nranks];
-        this.cpusOf = new java.util.BitSet[nranks];
+        this.cpusOf = new BitSet[nranks];
         CommunicatorEvent initEvent = Events.beginCommunicator("init", rank, nranks);
         Bootstrap b = null;
         List<Connection> made = new ArrayList<>();
@@ -353,7 +355,7 @@ public final class Communicator implements AutoCloseable {
             out.writeUTF(hostId);
             out.writeBoolean(collNet);
             out.writeInt(Runtime.getRuntime().availableProcessors());
-            out.writeUTF(io.jccl.core.topology.CpuBinding.allowedList());
+            out.writeUTF(CpuBinding.allowedList());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
@@ -375,7 +377,7 @@ public final class Communicator implements AutoCloseable {
                 hostIds[r] = in.readUTF();
                 int collNetOn = in.readBoolean() ? 1 : 0;
                 coresOf[r] = in.readInt();
-                cpusOf[r] = io.jccl.core.topology.CpuBinding.cpusOf(in.readUTF());
+                cpusOf[r] = CpuBinding.cpusOf(in.readUTF());
                 if (r == 0) {
                     netOfRank0 = netName;
                     agreed = java.util.Arrays.copyOf(values, 6);
@@ -693,10 +695,10 @@ public final class Communicator implements AutoCloseable {
 
     /**
      * @return the most ranks per core on any host of the communicator, at least 1: every rank
-     *         computes it from every rank's host id and core count, so all tuners agree
+     *         computes it from every rank's host id, core count and CPU binding, so all tuners agree
      */
     private double oversubscription() {
-        return io.jccl.core.topology.CpuBinding.ranksPerCore(hostIds, coresOf, cpusOf);
+        return CpuBinding.ranksPerCore(hostIds, coresOf, cpusOf);
     }
 
     /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */
