@@ -229,7 +229,7 @@ public final class Communicator implements AutoCloseable {
                     !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
                     config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress(),
-                    ranksOnThisHost() > Runtime.getRuntime().availableProcessors());
+                    oversubscribedHere());
             this.lowLatency = lowLatencyPath(agreed[3], devices[0]);
             b.setStatusSource(() -> issued);
             proxy.start();
@@ -518,7 +518,6 @@ public final class Communicator implements AutoCloseable {
             sameHost[r] = r == rank || onThisHost(r);
             allLocal &= sameHost[r];
         }
-        int onHost = ranksOnThisHost();
         if (bytes <= 0 || (!allLocal && nranks > LL_MAX_MESH_RANKS)) {
             return null;
         }
@@ -527,7 +526,7 @@ public final class Communicator implements AutoCloseable {
         // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
         long limit = allLocal || nranks <= 2 ? bytes : Math.max(1, bytes / (nranks - 1));
         return new LowLatencyPath(rank, nranks, limit, new LowLatencyPath.Links(bootstrap, net, device, arena,
-                config.timeout(), log, sameHost, onHost, LL_TAG), () -> failure, this::diagnose);
+                config.timeout(), log, sameHost, oversubscribedHere(), LL_TAG), () -> failure, this::diagnose);
     }
 
     /** @return NCCL_ALGO's algorithms as bits of {@link Algorithm#ordinal()}, for the layout rank 0 sends */
@@ -701,13 +700,12 @@ public final class Communicator implements AutoCloseable {
         return CpuBinding.ranksPerCore(hostIds, coresOf, cpusOf);
     }
 
-    /** @return ranks of this communicator on this rank's host, shared memory or not (they share its cores) */
-    private int ranksOnThisHost() {
-        int onHost = 0;
-        for (int r = 0; r < nranks; r++) {
-            onHost += hostIds[r].equals(hostIds[rank]) ? 1 : 0;
-        }
-        return onHost;
+    /**
+     * @return whether this host has more of the communicator's ranks (shared memory or not) than
+     *         cores they run on together: a rank that waits should then give its core up soon
+     */
+    private boolean oversubscribedHere() {
+        return CpuBinding.ranksPerCoreOn(hostIds[rank], hostIds, coresOf, cpusOf) > 1;
     }
 
     /** @return whether {@code peer} is reached through shared memory: same host id, and rank 0 allows it */

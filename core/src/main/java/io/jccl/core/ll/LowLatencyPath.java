@@ -33,11 +33,11 @@ public final class LowLatencyPath {
      * What the exchange is built from.
      *
      * @param sameHost    for each rank, whether it is reached through shared memory
-     * @param ranksOnHost ranks of the communicator on this host, shared memory or not (they share its cores)
+     * @param oversubscribed whether this host has more of the communicator's ranks than cores they run on
      * @param tag         bootstrap tag of the exchange's set-up messages
      */
     public record Links(Bootstrap bootstrap, NetPlugin net, int device, Arena arena, Duration timeout, NetLogger log,
-                        boolean[] sameHost, int ranksOnHost, int tag) {
+                        boolean[] sameHost, boolean oversubscribed, int tag) {
     }
 
     /** Explains a wait that ran out of time: which rank holds it up, asking the others how far they are. */
@@ -74,7 +74,7 @@ public final class LowLatencyPath {
             local &= b;
         }
         this.allLocal = local;
-        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.ranksOnHost());
+        this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.oversubscribed());
     }
 
     /** @return whether a call that publishes {@code bytes} per rank takes this path */

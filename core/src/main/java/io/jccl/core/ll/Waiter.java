@@ -36,9 +36,9 @@ final class Waiter {
     private long started;
     private int rounds;
 
-    /** @param ranksOnHost ranks of the communicator on this host (they compete for its cores) */
-    Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos, int ranksOnHost) {
-        this.spins = ranksOnHost > Runtime.getRuntime().availableProcessors() ? OVERSUBSCRIBED_SPINS : SPINS;
+    /** @param oversubscribed whether this host has more of the communicator's ranks than cores they run on */
+    Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos, boolean oversubscribed) {
+        this.spins = oversubscribed ? OVERSUBSCRIBED_SPINS : SPINS;
         this.failure = failure;
         this.diagnosis = diagnosis;
         this.timeoutNanos = timeoutNanos;

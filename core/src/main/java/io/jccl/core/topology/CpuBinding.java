@@ -5,10 +5,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.BitSet;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The CPUs this process may run on, as the kernel says ({@code Cpus_allowed_list} in
@@ -50,15 +50,26 @@ public final class CpuBinding {
      *         from the same lists
      */
     public static double ranksPerCore(String[] hostIds, int[] availableProcessors, BitSet[] allowed) {
-        Map<String, List<Integer>> hosts = new HashMap<>();
-        for (int r = 0; r < hostIds.length; r++) {
-            hosts.computeIfAbsent(hostIds[r], k -> new ArrayList<>()).add(r);
-        }
         double most = 1;
-        for (List<Integer> ranks : hosts.values()) {
-            most = Math.max(most, (double) ranks.size() / sharedCores(ranks, availableProcessors, allowed));
+        for (String host : new HashSet<>(Arrays.asList(hostIds))) {
+            most = Math.max(most, ranksPerCoreOn(host, hostIds, availableProcessors, allowed));
         }
         return most;
+    }
+
+    /**
+     * @param host one of {@code hostIds}
+     * @return the ranks on {@code host} per core they run on together; above 1 means they compete
+     *         for cores (a waiting rank should then give its core up soon)
+     */
+    public static double ranksPerCoreOn(String host, String[] hostIds, int[] availableProcessors, BitSet[] allowed) {
+        List<Integer> ranks = new ArrayList<>();
+        for (int r = 0; r < hostIds.length; r++) {
+            if (hostIds[r].equals(host)) {
+                ranks.add(r);
+            }
+        }
+        return (double) ranks.size() / sharedCores(ranks, availableProcessors, allowed);
     }
 
     /**

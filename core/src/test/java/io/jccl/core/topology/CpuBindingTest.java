@@ -47,8 +47,12 @@ class CpuBindingTest {
     void theBusiestHostCounts() {
         BitSet two = CpuBinding.cpusOf("0-1");
         BitSet eight = CpuBinding.cpusOf("0-7");
-        assertEquals(2.0, CpuBinding.ranksPerCore(new String[] {"a", "a", "a", "a", "b", "b"},
-                new int[] {2, 2, 2, 2, 8, 8}, new BitSet[] {two, two, two, two, eight, eight}));
+        String[] hosts = {"a", "a", "a", "a", "b", "b"};
+        int[] processors = {2, 2, 2, 2, 8, 8};
+        BitSet[] allowed = {two, two, two, two, eight, eight};
+        assertEquals(2.0, CpuBinding.ranksPerCore(hosts, processors, allowed));
+        assertEquals(2.0, CpuBinding.ranksPerCoreOn("a", hosts, processors, allowed));
+        assertEquals(0.25, CpuBinding.ranksPerCoreOn("b", hosts, processors, allowed), "2 ranks on 8 cores");
     }
 
     @Test
