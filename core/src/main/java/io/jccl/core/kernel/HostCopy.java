@@ -19,8 +19,11 @@ import java.util.Locale;
  * whole lines without reading them first. Measured on this project's 2-core AMD EPYC guest, a C
  * ring all-reduce of 1 MiB between two processes took 197 us with a 32-byte load/store loop and
  * 69 us with {@code rep movsb} (glibc's {@code memcpy}: 68 us); JCCL's own 2-rank 1 MiB all-reduce
- * went from 231-269 us to 128-154 us. On one core with the data in cache the stub is the faster
- * below about 32 KiB ({@link #MIN_BYTES}), where the downcall's cost is not yet paid back.
+ * went from 231-278 us to 128-160 us. That is with the guest's two vCPUs apart on the host; with
+ * them close, the loop kept up with {@code rep movsb} and JCCL's all-reduce took about a fifth
+ * longer with {@code memmove} ({@code bench/mpi/README.md}). On one core with the data in cache
+ * the stub is the faster below about 32 KiB ({@link #MIN_BYTES}), where the downcall's cost is
+ * not yet paid back.
  *
  * <p>{@code JCCL_HOST_COPY=java} keeps every copy on {@link MemorySegment#copy} (a baseline);
  * {@code libc} fails where the C library's {@code memmove} cannot be linked. The downcall takes
