@@ -50,6 +50,7 @@ public final class CommConfig {
     private final boolean peerToPeer;
     private final boolean peerToPeerSharedGpu;
     private final boolean netFifo;
+    private final boolean netDirect;
     private final boolean netGpuDirect;
     private final boolean collNet;
     private final long lowLatencyBytes;
@@ -76,6 +77,7 @@ public final class CommConfig {
         this.peerToPeer = b.peerToPeer;
         this.peerToPeerSharedGpu = b.peerToPeerSharedGpu;
         this.netFifo = b.netFifo;
+        this.netDirect = b.netDirect;
         this.netGpuDirect = b.netGpuDirect;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
@@ -166,6 +168,11 @@ public final class CommConfig {
         return netFifo;
     }
 
+    /** @return whether rings send host buffers' final bytes to the network from the buffers themselves ({@code JCCL_NET_DIRECT}) */
+    public boolean netDirect() {
+        return netDirect;
+    }
+
     /** @return whether the network FIFO's slots are GPU memory handed to a transport that supports it ({@code JCCL_NET_GDR}) */
     public boolean netGpuDirect() {
         return netGpuDirect;
@@ -225,6 +232,7 @@ public final class CommConfig {
         private boolean peerToPeer;
         private boolean peerToPeerSharedGpu;
         private boolean netFifo = true;
+        private boolean netDirect = true;
         private boolean netGpuDirect;
         private boolean collNet;
         private long lowLatencyBytes;
@@ -272,6 +280,9 @@ public final class CommConfig {
             int fifo = Env.getInt(CoreConfig.JCCL_NET_FIFO, 1);
             check(fifo == 0 || fifo == 1, CoreConfig.JCCL_NET_FIFO + "=" + fifo + " is not 0 or 1");
             netFifo = fifo == 1;
+            int direct = Env.getInt(CoreConfig.JCCL_NET_DIRECT, 1);
+            check(direct == 0 || direct == 1, CoreConfig.JCCL_NET_DIRECT + "=" + direct + " is not 0 or 1");
+            netDirect = direct == 1;
             int gdr = Env.getInt(CoreConfig.JCCL_NET_GDR, 0);
             check(gdr == 0 || gdr == 1, CoreConfig.JCCL_NET_GDR + "=" + gdr + " is not 0 or 1");
             netGpuDirect = gdr == 1;
@@ -429,6 +440,12 @@ public final class CommConfig {
          */
         public Builder netFifo(boolean on) {
             this.netFifo = on;
+            return this;
+        }
+
+        /** @param on whether rings send host buffers' final bytes to the network from the buffers themselves */
+        public Builder netDirect(boolean on) {
+            this.netDirect = on;
             return this;
         }
 

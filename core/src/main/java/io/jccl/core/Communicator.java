@@ -31,6 +31,7 @@ import io.jccl.core.topology.Topology;
 import io.jccl.core.topology.TopologyXml;
 import io.jccl.core.transport.Connection;
 import io.jccl.core.transport.ConnectionSetup;
+import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
 import io.jccl.cuda.CudaException;
@@ -502,6 +503,9 @@ public final class Communicator implements AutoCloseable {
         for (int c = 0; c < channels; c++) {
             ringRecv[c] = (RecvConnection) made.get(2 * c);
             ringSend[c] = (SendConnection) made.get(2 * c + 1);
+            if (config.netDirect() && ringSend[c] instanceof NetSendConnection n) {
+                n.allowDirect();
+            }
         }
         return made;
     }
@@ -754,6 +758,20 @@ public final class Communicator implements AutoCloseable {
     /** @return the name of the transport in use, e.g. {@code JcclSocket} */
     public String transport() {
         return net.name();
+    }
+
+    /**
+     * @return messages this rank's rings sent to the network straight from the caller's buffers, without
+     *         a copy into a slot ({@code JCCL_NET_DIRECT})
+     */
+    public long ringDirectSends() {
+        long n = 0;
+        for (Connection c : ringSend) {
+            if (c instanceof NetSendConnection s) {
+                n += s.directSends();
+            }
+        }
+        return n;
     }
 
     /**

@@ -2,9 +2,11 @@ package io.jccl.core.collective;
 
 import io.jccl.core.JcclException;
 import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
 import io.jccl.spi.DataType;
+import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetResult;
 import io.jccl.spi.ReduceOp;
 
@@ -14,7 +16,10 @@ import java.lang.foreign.MemorySegment;
  * One channel of a collective: runs a {@link RingAlgorithm}'s steps in order, each as slot-sized
  * slices, every slice as soon as its received slot is in and a send slot is free. A step's first
  * slice goes on while the previous rank still sends the later ones: that is the ring's pipeline.
- * The bytes go through the {@link ReductionKernel}; the proxy moves the slots.
+ * The bytes go through the {@link ReductionKernel}; the proxy moves the slots. Over the network,
+ * a step whose bytes are already final in the user's buffer (the input, or output the step just
+ * wrote) is sent from there without a copy ({@link NetSendConnection#publishDirect}), and the task
+ * ends only once those sends are complete.
  */
 public final class RingTask extends Task {
     /** Steps per {@link #progress} call, so that other channels and the network get their turn. */
@@ -41,6 +46,13 @@ public final class RingTask extends Task {
     private boolean stepReady;
     private long slice;
     private long slices;
+    /** The send connection when it may send from the user's buffers, else {@code null}. */
+    private final NetSendConnection direct;
+    /** Registrations of {@link #input} and {@link #output} with {@link #direct}; {@code null}: copy into a slot. */
+    private MemoryHandle inputHandle;
+    private MemoryHandle outputHandle;
+    /** Messages {@link #direct} must have completed before this task ends: the last sent from the user's buffer. */
+    private long directUntil;
 
     /**
      * @param operation  for messages, e.g. {@code allReduce}
@@ -65,10 +77,18 @@ public final class RingTask extends Task {
         this.loops = algorithm.loops();
         this.stepsPerLoop = algorithm.stepsPerLoop();
         this.done = loops == 0;
+        this.direct = send instanceof NetSendConnection n && kernel.onHost() ? n : null;
     }
 
     @Override
     void start() {
+        if (direct != null && !done) {
+            // (A root-less rank of a broadcast has no input, a reduce's non-root no output.)
+            outputHandle = output == null ? null : direct.directHandle(output);
+            // The input is sent from only where nothing of this operation writes it (out of place):
+            // in place, a later step's output would overwrite bytes a send may still be reading.
+            inputHandle = input == null || output != null && overlap(input, output) ? null : direct.directHandle(input);
+        }
         if (recv == null || algorithm.recvsPerLoop() == 0) {
             return;
         }
@@ -83,6 +103,10 @@ public final class RingTask extends Task {
             }
         }
         recv.expect(messages);
+    }
+
+    private static boolean overlap(MemorySegment a, MemorySegment b) {
+        return a.address() < b.address() + b.byteSize() && b.address() < a.address() + a.byteSize();
     }
 
     private long slicesOf(long count) {
@@ -115,9 +139,14 @@ public final class RingTask extends Task {
             }
         }
         if (loop == loops) {
-            done = true;
+            done = directUntil == 0 || direct.completed() >= directUntil;
         }
         return work;
+    }
+
+    /** @return whether the last steps are done but a send from the user's buffer is still going out */
+    private boolean sendingDirect() {
+        return loop == loops && !done;
     }
 
     /** Runs elements {@code [first, first + count)} of the current step: one slice, one message. */
@@ -145,11 +174,16 @@ public final class RingTask extends Task {
                     kernel.divide(type, dst, dstOffset, count, divisor);
                 }
                 if (toOutput && sends) {
-                    kernel.copy(dst, dstOffset, sendSlot, 0, bytes);
+                    sendFinal(output, out, outputHandle, bytes);
+                    sends = false;
                 }
             } else {
                 if (step.has(Step.OUTPUT)) {
                     kernel.copy(data, 0, output, out, bytes);
+                    if (sends) {
+                        sendFinal(output, out, outputHandle, bytes);
+                        sends = false;
+                    }
                 }
                 if (sends) {
                     kernel.copy(data, 0, sendSlot, 0, bytes);
@@ -158,7 +192,8 @@ public final class RingTask extends Task {
             recv.consume();
         } else {
             if (sends) {
-                kernel.copy(input, in, sendSlot, 0, bytes);
+                sendFinal(input, in, inputHandle, bytes);
+                sends = false;
             }
             if (step.has(Step.OUTPUT)) {
                 kernel.copy(input, in, output, out, bytes);
@@ -172,8 +207,24 @@ public final class RingTask extends Task {
         }
     }
 
+    /**
+     * Sends {@code bytes} of {@code buffer} at {@code offset}, final for this operation: from the
+     * buffer itself where it is registered with the connection, else through a copy into the slot.
+     */
+    private void sendFinal(MemorySegment buffer, long offset, MemoryHandle handle, long bytes) {
+        if (handle != null && bytes > 0) {
+            directUntil = direct.publishDirect(buffer, offset, (int) bytes, handle);
+        } else {
+            kernel.copy(buffer, offset, send.fillSlot(), 0, bytes);
+            send.publish((int) bytes);
+        }
+    }
+
     @Override
     int blockingPeer() {
+        if (sendingDirect()) {
+            return send.peer;
+        }
         if (stepReady && step.has(Step.RECV) && !recv.hasData()) {
             return recv.peer;
         }
@@ -185,6 +236,9 @@ public final class RingTask extends Task {
 
     @Override
     String waitingFor() {
+        if (sendingDirect()) {
+            return send.waitingFor();
+        }
         if (stepReady && step.has(Step.RECV) && !recv.hasData()) {
             return recv.waitingFor();
         }

@@ -107,6 +107,14 @@ public final class CoreConfig {
                     + "Any rank's 0 turns it off for all.")
     public static final String JCCL_NET_FIFO = "JCCL_NET_FIFO";
 
+    @EnvVar(defaultValue = "1",
+            description = "Host collectives through the network transport: 1 sends a ring step whose bytes are final "
+                    + "in the user's buffer (the input out of place, or output the step has just written) from that "
+                    + "buffer, registered with the connection once (regMr, a cache of 4 per connection), instead of "
+                    + "copying it into a slot first; the operation then completes once those sends have. 0 copies "
+                    + "every step into a slot.")
+    public static final String JCCL_NET_DIRECT = "JCCL_NET_DIRECT";
+
     @EnvVar(defaultValue = "0",
             description = "With the network FIFO (JCCL_NET_FIFO=1): 1 puts each rank's FIFO slots in its GPU's memory "
                     + "and hands device pointers to the transport (GPUDirect RDMA: registered as CUDA memory, each "

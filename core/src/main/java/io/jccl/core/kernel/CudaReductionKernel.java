@@ -160,6 +160,11 @@ public final class CudaReductionKernel implements ReductionKernel, AutoCloseable
     }
 
     @Override
+    public boolean onHost() {
+        return false;
+    }
+
+    @Override
     public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
         if (bytes == 0 || src.address() + srcOffset == dst.address() + dstOffset) {
             return;

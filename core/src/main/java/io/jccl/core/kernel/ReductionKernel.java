@@ -34,4 +34,9 @@ public interface ReductionKernel {
 
     /** Copies {@code bytes} bytes; the ranges may overlap or be the same. */
     void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes);
+
+    /** @return whether the buffers this kernel works on are host memory, which a transport may send from as they are */
+    default boolean onHost() {
+        return true;
+    }
 }
