@@ -8,6 +8,7 @@ import io.jccl.spi.PointerType;
 import io.jccl.spi.SendComm;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 
 /**
  * The sending direction. The kernel fills slot {@code filled}, then {@link #publish}es it; the
@@ -42,9 +43,14 @@ public final class NetSendConnection extends SendConnection {
     /** Per registration: {@code filled} after the last send from it; it may be dropped once {@code done} reaches that. */
     private final long[] lastUse = new long[REGISTRATIONS];
     private int nextRegistration;
-    /** Slices of user buffers made for direct sends, reused while a loop sends the same ranges. */
-    private final MemorySegment[] slices = new MemorySegment[SLICES];
-    private int nextSlice;
+    /**
+     * Slices of user buffers made for direct sends, by start address (open addressing), so that
+     * operations that send the same ranges again make no new segment: the data path allocates
+     * nothing per message once each range has been sent once.
+     */
+    private long[] sliceAddresses = new long[MIN_SLICES];
+    private MemorySegment[] slices = new MemorySegment[MIN_SLICES];
+    private int sliceCount;
     /** Whether {@link #directHandle} may register user buffers (host memory, and the setting allows it). */
     private boolean directAllowed;
     /** Messages sent straight from user buffers, for {@link #directSends()}. */
@@ -55,8 +61,9 @@ public final class NetSendConnection extends SendConnection {
 
     /** User buffers registered at once per connection: an operation's input and output, and the last operation's. */
     static final int REGISTRATIONS = 4;
-    /** Direct slices remembered per connection: more than a loop of a ring's steps sends from one buffer pair. */
-    static final int SLICES = 64;
+    /** The slice table's first size, and its largest: 8192 slices of 512 KiB slots cover 4 GiB of user buffers. */
+    static final int MIN_SLICES = 64;
+    static final int MAX_SLICES = 8192;
 
     NetSendConnection(NetPlugin net, SendComm comm, int myRank, int peer, String name, MemorySegment buffer, int slotBytes) {
         super(peer, name, buffer, slotBytes);
@@ -141,6 +148,9 @@ public final class NetSendConnection extends SendConnection {
     }
 
     private void drop(int i) {
+        // Its slices go too: the table would otherwise keep freed memory's segments reachable.
+        Arrays.fill(slices, null);
+        sliceCount = 0;
         MemoryHandle h = registrations[i];
         registered[i] = null;
         registrations[i] = null;
@@ -176,18 +186,67 @@ public final class NetSendConnection extends SendConnection {
         return filled;
     }
 
-    /** A slice of {@code buffer}, reused when a recent direct send had the same range of the same memory. */
+    /** A slice of {@code buffer}, reused when an earlier direct send had the same range of the same memory. */
     private MemorySegment slice(MemorySegment buffer, long offset, int bytes) {
         long address = buffer.address() + offset;
-        for (MemorySegment m : slices) {
-            if (m != null && m.address() == address && m.byteSize() == bytes && m.scope().equals(buffer.scope())) {
+        int mask = slices.length - 1;
+        int i = spread(address) & mask;
+        while (slices[i] != null) {
+            if (sliceAddresses[i] == address) {
+                MemorySegment m = slices[i];
+                if (m.byteSize() == bytes && m.scope().equals(buffer.scope())) {
+                    return m;
+                }
+                m = buffer.asSlice(offset, bytes);
+                slices[i] = m;
                 return m;
             }
+            i = (i + 1) & mask;
         }
         MemorySegment m = buffer.asSlice(offset, bytes);
-        slices[nextSlice] = m;
-        nextSlice = (nextSlice + 1) % SLICES;
+        if (2 * (sliceCount + 1) > slices.length) {
+            growOrClearSlices();
+            return remember(address, m);
+        }
+        sliceAddresses[i] = address;
+        slices[i] = m;
+        sliceCount++;
         return m;
+    }
+
+    private MemorySegment remember(long address, MemorySegment m) {
+        int mask = slices.length - 1;
+        int i = spread(address) & mask;
+        while (slices[i] != null) {
+            i = (i + 1) & mask;
+        }
+        sliceAddresses[i] = address;
+        slices[i] = m;
+        sliceCount++;
+        return m;
+    }
+
+    /** Doubles the slice table up to {@link #MAX_SLICES}; past that, starts it again empty. */
+    private void growOrClearSlices() {
+        long[] oldAddresses = sliceAddresses;
+        MemorySegment[] old = slices;
+        int size = Math.min(MAX_SLICES, old.length * 2);
+        sliceAddresses = new long[size];
+        slices = new MemorySegment[size];
+        sliceCount = 0;
+        if (size == old.length) {
+            return;
+        }
+        for (int k = 0; k < old.length; k++) {
+            if (old[k] != null) {
+                remember(oldAddresses[k], old[k]);
+            }
+        }
+    }
+
+    private static int spread(long address) {
+        long h = address * 0x9E3779B97F4A7C15L;
+        return (int) (h >>> 32);
     }
 
     @Override
