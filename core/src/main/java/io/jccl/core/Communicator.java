@@ -653,6 +653,9 @@ public final class Communicator implements AutoCloseable {
             for (int r = 0; r < partners.length; r++) {
                 to[r] = (SendConnection) made.get(2 * r);
                 from[r] = (RecvConnection) made.get(2 * r + 1);
+                if (config.netDirect() && to[r] instanceof NetSendConnection n) {
+                    n.allowDirect();
+                }
             }
             proxy.addConnections(made);
             links = new OperationBuilder.HalvingDoublingLinks(to, from);
@@ -761,12 +764,12 @@ public final class Communicator implements AutoCloseable {
     }
 
     /**
-     * @return messages this rank's rings sent to the network straight from the caller's buffers, without
-     *         a copy into a slot ({@code JCCL_NET_DIRECT})
+     * @return messages this rank sent to the network straight from the caller's buffers (rings and
+     *         halving-doubling), without a copy into a slot ({@code JCCL_NET_DIRECT})
      */
-    public long ringDirectSends() {
+    public long directSends() {
         long n = 0;
-        for (Connection c : ringSend) {
+        for (Connection c : proxy.connections()) {
             if (c instanceof NetSendConnection s) {
                 n += s.directSends();
             }

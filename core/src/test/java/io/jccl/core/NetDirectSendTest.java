@@ -4,6 +4,7 @@ import io.jccl.core.check.CollectiveKind;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
@@ -23,8 +24,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class NetDirectSendTest {
     private static LocalRanks ranks(boolean direct) {
-        return new LocalRanks(3, DataPath.NETWORK.config().channels(2).bufferSize(8 << 10).lowLatencyBytes(0)
-                .algorithms("Ring").netDirect(direct).timeout(Duration.ofSeconds(30)).build());
+        return ranks(3, "Ring", direct);
+    }
+
+    private static LocalRanks ranks(int n, String algorithm, boolean direct) {
+        return new LocalRanks(n, DataPath.NETWORK.config().channels(2).bufferSize(8 << 10).lowLatencyBytes(0)
+                .algorithms(algorithm).netDirect(direct).timeout(Duration.ofSeconds(30)).build());
     }
 
     @ParameterizedTest(name = "direct sends {0}")
@@ -38,10 +43,25 @@ class NetDirectSendTest {
         }
     }
 
+    /**
+     * Halving-doubling's all-gather writes the ranges its reduce-scatter sent from the output: in
+     * place those sends read the very bytes, so the results show whether it waited for them.
+     */
     @ParameterizedTest(name = "direct sends {0}")
     @ValueSource(booleans = {true, false})
-    void anOutOfPlaceAllReduceSendsFromTheCallersBuffersOnlyWhenAllowed(boolean direct) {
-        try (LocalRanks ranks = ranks(direct)) {
+    void halvingDoublingIsRightWithDirectSendsOnOrOff(boolean direct) {
+        try (LocalRanks ranks = ranks(4, "HalvingDoubling", direct)) {
+            long[] sizes = {1, 257, 20_011, 65_536};
+            CollectiveMatrixTest.checkAllReduce(ranks, DataType.FLOAT32, ReduceOp.SUM, sizes);
+            CollectiveMatrixTest.checkAllReduce(ranks, DataType.INT8, ReduceOp.MAX, sizes);
+            CollectiveMatrixTest.checkAllReduce(ranks, DataType.FLOAT64, ReduceOp.AVG, sizes);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} ranks, {1}, direct sends {2}")
+    @CsvSource({"3, Ring, true", "3, Ring, false", "4, HalvingDoubling, true", "4, HalvingDoubling, false"})
+    void anOutOfPlaceAllReduceSendsFromTheCallersBuffersOnlyWhenAllowed(int n, String algorithm, boolean direct) {
+        try (LocalRanks ranks = ranks(n, algorithm, direct)) {
             int count = 50_000;
             List<Long> sent = ranks.run(rank -> {
                 Communicator comm = ranks.comms[rank];
@@ -52,17 +72,17 @@ class NetDirectSendTest {
                     for (int i = 0; i < count; i++) {
                         in.setAtIndex(ValueLayout.JAVA_INT, i, i + rank);
                     }
-                    long before = comm.ringDirectSends();
+                    long before = comm.directSends();
                     comm.allReduce(in, out, count, DataType.INT32, ReduceOp.SUM);
                     for (int i = 0; i < count; i++) {
-                        assertEquals(3 * i + 3, out.getAtIndex(ValueLayout.JAVA_INT, i), "rank " + rank + " element " + i);
+                        assertEquals(n * i + n * (n - 1) / 2, out.getAtIndex(ValueLayout.JAVA_INT, i), "rank " + rank + " element " + i);
                     }
-                    return comm.ringDirectSends() - before;
+                    return comm.directSends() - before;
                 }
             });
             for (int r = 0; r < sent.size(); r++) {
                 if (direct) {
-                    // 2 channels, 8 KiB slots: many slices a step, every step's send final in the input or output.
+                    // 2 channels, 8 KiB slots: many slices a step; most steps send bytes final in the input or output.
                     assertTrue(sent.get(r) > 0, "rank " + r + " sent nothing from its buffers");
                 } else {
                     assertEquals(0L, sent.get(r), "rank " + r + " with JCCL_NET_DIRECT=0");

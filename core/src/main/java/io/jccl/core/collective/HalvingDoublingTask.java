@@ -2,9 +2,11 @@ package io.jccl.core.collective;
 
 import io.jccl.core.JcclException;
 import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
 import io.jccl.spi.DataType;
+import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetResult;
 import io.jccl.spi.ReduceOp;
 
@@ -24,6 +26,11 @@ import java.lang.foreign.MemorySegment;
  * reduce-scatter owning block {@code r}. Round by round both partners agree on the blocks each
  * keeps, so each receives exactly the messages the other sends: every range goes as slot-sized
  * messages, and an empty range as one empty message. Needs {@code n} a power of two.
+ *
+ * <p>Over the network, a range is sent from the user's buffer itself where the connection has it
+ * registered ({@link NetSendConnection#publishDirect}): the input in the first round (out of place),
+ * the output after that. The all-gather writes ranges that the reduce-scatter gave away, so it
+ * receives only once those sends are complete; and the task ends once all its sends are.
  */
 public final class HalvingDoublingTask extends Task {
     private final int n;
@@ -56,6 +63,14 @@ public final class HalvingDoublingTask extends Task {
     private long recvSlices;
     private long sentSlices;
     private long receivedSlices;
+    /** Per round's partner: the connection when it may send from the user's buffers, else {@code null}. */
+    private final NetSendConnection[] direct;
+    private final MemoryHandle[] inputHandles;
+    private final MemoryHandle[] outputHandles;
+    /** Per round's partner: messages that must be complete before the all-gather writes the output. */
+    private final long[] scatterSentUntil;
+    /** Per round's partner: messages that must be complete before this task ends. */
+    private final long[] sentUntil;
 
     /**
      * @param send      per round of the reduce-scatter, the connection to that round's partner
@@ -90,6 +105,14 @@ public final class HalvingDoublingTask extends Task {
         this.operation = operation;
         this.firstBlock = 0;
         this.blocks = n;
+        this.direct = new NetSendConnection[rounds];
+        for (int r = 0; r < rounds; r++) {
+            direct[r] = send[r] instanceof NetSendConnection c && kernel.onHost() ? c : null;
+        }
+        this.inputHandles = new MemoryHandle[rounds];
+        this.outputHandles = new MemoryHandle[rounds];
+        this.scatterSentUntil = new long[rounds];
+        this.sentUntil = new long[rounds];
         this.done = count == 0;
         if (!done) {
             enterPhase();
@@ -158,17 +181,35 @@ public final class HalvingDoublingTask extends Task {
             blocks *= 2;
         }
         phase++;
-        if (phase == 2 * rounds) {
-            done = true;
-        } else {
+        if (phase < 2 * rounds) {
             enterPhase();
         }
+    }
+
+    /** @return the round whose sends in {@code until} are not all complete, or -1 */
+    private int sending(long[] until) {
+        for (int r = 0; r < rounds; r++) {
+            if (until[r] != 0 && direct[r].completed() < until[r]) {
+                return r;
+            }
+        }
+        return -1;
     }
 
     @Override
     void start() {
         if (done) {
             return;
+        }
+        boolean inPlace = input.address() < output.address() + output.byteSize()
+                && output.address() < input.address() + input.byteSize();
+        for (int r = 0; r < rounds; r++) {
+            if (direct[r] != null) {
+                outputHandles[r] = direct[r].directHandle(output);
+                // In place the input is the output, whose given-away ranges the all-gather rewrites:
+                // sent from there too, and waited for like the later rounds' sends.
+                inputHandles[r] = inPlace ? outputHandles[r] : direct[r].directHandle(input);
+            }
         }
         // Each partner sends one range in its reduce-scatter round and one in its all-gather round.
         long[] messages = new long[rounds];
@@ -197,16 +238,17 @@ public final class HalvingDoublingTask extends Task {
     @Override
     int progress() {
         int work = 0;
-        while (!done) {
+        while (phase < 2 * rounds) {
             int r = round();
             int moved = 0;
             SendConnection out = send[r];
             while (sentSlices < sendSlices && out.hasRoom()) {
-                sendSlice(out);
+                sendSlice(out, r);
                 moved++;
             }
             RecvConnection in = recv[r];
-            while (receivedSlices < recvSlices && in.hasData()) {
+            boolean mayWrite = phase < rounds || sending(scatterSentUntil) < 0;
+            while (mayWrite && receivedSlices < recvSlices && in.hasData()) {
                 receiveSlice(in);
                 moved++;
             }
@@ -217,19 +259,32 @@ public final class HalvingDoublingTask extends Task {
                 break;
             }
         }
+        if (phase == 2 * rounds) {
+            done = sending(sentUntil) < 0;
+        }
         return work;
     }
 
-    private void sendSlice(SendConnection out) {
+    private void sendSlice(SendConnection out, int r) {
         int size = type.size();
         long first = sentSlices * sliceElements;
         long k = Math.max(0, Math.min(sliceElements, sendCount - first));
         // The first round reads the input; later ones what earlier rounds reduced into the output.
         MemorySegment from = phase == 0 ? input : output;
-        if (k > 0) {
-            kernel.copy(from, (base + sendFirst + first) * size, out.fillSlot(), 0, k * size);
+        MemoryHandle handle = phase == 0 ? inputHandles[r] : outputHandles[r];
+        long at = (base + sendFirst + first) * size;
+        if (k > 0 && handle != null) {
+            long mark = direct[r].publishDirect(from, at, (int) (k * size), handle);
+            sentUntil[r] = mark;
+            if (phase < rounds) {
+                scatterSentUntil[r] = mark;
+            }
+        } else {
+            if (k > 0) {
+                kernel.copy(from, at, out.fillSlot(), 0, k * size);
+            }
+            out.publish((int) (k * size));
         }
-        out.publish((int) (k * size));
         sentSlices++;
     }
 
@@ -260,14 +315,30 @@ public final class HalvingDoublingTask extends Task {
         if (done) {
             return -1;
         }
+        int busy = waitingForSends();
+        if (busy >= 0) {
+            return send[busy].peer;
+        }
         int r = round();
         return receivedSlices < recvSlices ? recv[r].peer : send[r].peer;
+    }
+
+    /** @return the round whose sends from the user's buffer hold this task up now, or -1 */
+    private int waitingForSends() {
+        if (phase == 2 * rounds) {
+            return sending(sentUntil);
+        }
+        return phase >= rounds ? sending(scatterSentUntil) : -1;
     }
 
     @Override
     String waitingFor() {
         if (done) {
             return "halving-doubling all-reduce done";
+        }
+        int busy = waitingForSends();
+        if (busy >= 0) {
+            return send[busy].waitingFor() + " (halving-doubling: sends from the user's buffer to complete)";
         }
         int r = round();
         return (receivedSlices < recvSlices ? recv[r].waitingFor() : send[r].waitingFor())
