@@ -2,6 +2,13 @@ package io.jccl.core;
 
 import io.jccl.core.check.CollectiveKind;
 import io.jccl.spi.DataType;
+import io.jccl.spi.ForwardingNetPlugin;
+import io.jccl.spi.MemoryHandle;
+import io.jccl.spi.NetException;
+import io.jccl.spi.NetPlugin;
+import io.jccl.spi.NetRequest;
+import io.jccl.spi.SendComm;
+import io.jccl.spi.discovery.NetPluginDiscovery;
 import io.jccl.spi.ReduceOp;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -30,6 +37,97 @@ class NetDirectSendTest {
     private static LocalRanks ranks(int n, String algorithm, boolean direct) {
         return new LocalRanks(n, DataPath.NETWORK.config().channels(2).bufferSize(8 << 10).lowLatencyBytes(0)
                 .algorithms(algorithm).netDirect(direct).timeout(Duration.ofSeconds(30)).build());
+    }
+
+    /**
+     * JcclSocket that reads a send's buffer only some time after {@code isend}, as an RDMA NIC
+     * reads registered memory when it gets to the work request: a send from the user's buffer is
+     * safe only if the operation waits for its completion before handing the buffer back.
+     */
+    static final class LateReadingSocket extends ForwardingNetPlugin {
+        static final long DELAY_NANOS = 2_000_000;
+
+        private static final class Late implements NetRequest {
+            final SendComm comm;
+            final MemorySegment data;
+            final int tag;
+            final MemoryHandle handle;
+            final long readAt = System.nanoTime() + DELAY_NANOS;
+            NetRequest started;
+
+            Late(SendComm comm, MemorySegment data, int tag, MemoryHandle handle) {
+                this.comm = comm;
+                this.data = data;
+                this.tag = tag;
+                this.handle = handle;
+            }
+        }
+
+        LateReadingSocket(NetPlugin delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public NetRequest isend(SendComm comm, MemorySegment data, int tag, MemoryHandle mhandle) {
+            return new Late(comm, data, tag, mhandle);
+        }
+
+        @Override
+        public boolean test(NetRequest request, int[] sizes) throws NetException {
+            if (!(request instanceof Late late)) {
+                return delegate.test(request, sizes);
+            }
+            if (late.started == null) {
+                if (System.nanoTime() - late.readAt < 0) {
+                    return false;
+                }
+                late.started = delegate.isend(late.comm, late.data, late.tag, late.handle);
+                if (late.started == null) {
+                    return false;
+                }
+            }
+            return delegate.test(late.started, sizes);
+        }
+    }
+
+    /**
+     * Each rank overwrites its buffers as soon as its all-reduce returns. With a transport that reads
+     * them late, the others still get this rank's bytes only because the operation waited for its
+     * sends from those buffers to complete.
+     */
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @CsvSource({"3, Ring", "4, HalvingDoubling"})
+    void anOperationReturnsOnlyOnceItsSendsFromTheCallersBuffersAreComplete(int n, String algorithm) {
+        CommConfig config = DataPath.NETWORK.config().channels(1).bufferSize(64 << 10).lowLatencyBytes(0)
+                .algorithms(algorithm).timeout(Duration.ofSeconds(30))
+                .discovery(() -> NetPluginDiscovery.builder()
+                        .add(new LateReadingSocket(NetPluginDiscovery.load().findNet("JcclSocket").orElseThrow())).build())
+                .build();
+        try (LocalRanks ranks = new LocalRanks(n, config)) {
+            int count = 12_000;
+            List<Long> wrong = ranks.run(rank -> {
+                Communicator comm = ranks.comms[rank];
+                long bad = 0;
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment in = arena.allocate(4L * count, 64);
+                    MemorySegment out = arena.allocate(4L * count, 64);
+                    for (int call = 0; call < 5; call++) {
+                        for (int i = 0; i < count; i++) {
+                            in.setAtIndex(ValueLayout.JAVA_INT, i, i + rank + call);
+                        }
+                        comm.allReduce(in, out, count, DataType.INT32, ReduceOp.SUM);
+                        for (int i = 0; i < count; i++) {
+                            bad += out.getAtIndex(ValueLayout.JAVA_INT, i) == n * (i + call) + n * (n - 1) / 2 ? 0 : 1;
+                        }
+                        in.fill((byte) 0x5a);
+                        out.fill((byte) 0x5a);
+                    }
+                    assertTrue(comm.directSends() > 0, "rank " + rank + " sent from its buffers");
+                }
+                return bad;
+            });
+            assertEquals(List.of(), wrong.stream().filter(w -> w != 0).toList(), "wrong elements per rank: " + wrong);
+        }
     }
 
     @ParameterizedTest(name = "direct sends {0}")
