@@ -31,6 +31,7 @@ import io.jccl.core.topology.Topology;
 import io.jccl.core.topology.TopologyXml;
 import io.jccl.core.transport.Connection;
 import io.jccl.core.transport.ConnectionSetup;
+import io.jccl.core.transport.NetRecvConnection;
 import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
@@ -506,6 +507,9 @@ public final class Communicator implements AutoCloseable {
             if (config.netDirect() && ringSend[c] instanceof NetSendConnection n) {
                 n.allowDirect();
             }
+            if (config.netDirect() && ringRecv[c] instanceof NetRecvConnection n) {
+                n.allowDirect();
+            }
         }
         return made;
     }
@@ -772,6 +776,17 @@ public final class Communicator implements AutoCloseable {
         for (Connection c : proxy.connections()) {
             if (c instanceof NetSendConnection s) {
                 n += s.directSends();
+            }
+        }
+        return n;
+    }
+
+    /** @return messages this rank's rings received from the network straight into the caller's output ({@code JCCL_NET_DIRECT}) */
+    public long directReceives() {
+        long n = 0;
+        for (Connection c : proxy.connections()) {
+            if (c instanceof NetRecvConnection r) {
+                n += r.directReceives();
             }
         }
         return n;

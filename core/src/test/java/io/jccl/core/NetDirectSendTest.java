@@ -171,7 +171,11 @@ class NetDirectSendTest {
                         in.setAtIndex(ValueLayout.JAVA_INT, i, i + rank);
                     }
                     long before = comm.directSends();
+                    long receivedBefore = comm.directReceives();
                     comm.allReduce(in, out, count, DataType.INT32, ReduceOp.SUM);
+                    // Rings receive their all-gather straight into the output; halving-doubling does not.
+                    assertEquals(direct && algorithm.equals("Ring"), comm.directReceives() > receivedBefore, "rank " + rank
+                            + ": received into the output");
                     for (int i = 0; i < count; i++) {
                         assertEquals(n * i + n * (n - 1) / 2, out.getAtIndex(ValueLayout.JAVA_INT, i), "rank " + rank + " element " + i);
                     }

@@ -2,6 +2,7 @@ package io.jccl.core.collective;
 
 import io.jccl.core.JcclException;
 import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.transport.NetRecvConnection;
 import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
@@ -19,7 +20,8 @@ import java.lang.foreign.MemorySegment;
  * The bytes go through the {@link ReductionKernel}; the proxy moves the slots. Over the network,
  * a step whose bytes are already final in the user's buffer (the input, or output the step just
  * wrote) is sent from there without a copy ({@link NetSendConnection#publishDirect}), and the task
- * ends only once those sends are complete.
+ * ends only once those sends are complete; a message the step only stores in the output is received
+ * straight there ({@link NetRecvConnection#receiveInto}).
  */
 public final class RingTask extends Task {
     /** Steps per {@link #progress} call, so that other channels and the network get their turn. */
@@ -51,6 +53,8 @@ public final class RingTask extends Task {
     /** Registrations of {@link #input} and {@link #output} with {@link #direct}; {@code null}: copy into a slot. */
     private MemoryHandle inputHandle;
     private MemoryHandle outputHandle;
+    /** The receive connection when messages may land in the output itself, else {@code null}. */
+    private final NetRecvConnection directRecv;
     /** Messages {@link #direct} must have completed before this task ends: the last sent from the user's buffer. */
     private long directUntil;
 
@@ -78,6 +82,7 @@ public final class RingTask extends Task {
         this.stepsPerLoop = algorithm.stepsPerLoop();
         this.done = loops == 0;
         this.direct = send instanceof NetSendConnection n && kernel.onHost() ? n : null;
+        this.directRecv = recv instanceof NetRecvConnection n && kernel.onHost() ? n : null;
     }
 
     @Override
@@ -92,14 +97,29 @@ public final class RingTask extends Task {
         if (recv == null || algorithm.recvsPerLoop() == 0) {
             return;
         }
+        // Messages a step only stores in the output (an all-gather's, a broadcast's) go straight there.
+        MemoryHandle into = directRecv != null && output != null ? directRecv.directHandle(output) : null;
+        long first = into != null ? directRecv.expected() : 0;
         long messages = 0;
         Step s = scratch;
         for (long l = 0; l < loops; l++) {
             for (int k = 0; k < stepsPerLoop; k++) {
                 algorithm.step(l, k, s);
-                if (s.has(Step.RECV)) {
-                    messages += slicesOf(s.count);
+                if (!s.has(Step.RECV)) {
+                    continue;
                 }
+                long n = slicesOf(s.count);
+                if (into != null && s.has(Step.OUTPUT) && !s.has(Step.REDUCE)) {
+                    int size = type.size();
+                    for (long i = 0; i < n; i++) {
+                        long from = i * sliceElements;
+                        long bytes = Math.max(0, Math.min(sliceElements, s.count - from)) * size;
+                        if (bytes > 0) {
+                            directRecv.receiveInto(first + messages + i, output, (s.outOffset + from) * size, (int) bytes, into);
+                        }
+                    }
+                }
+                messages += n;
             }
         }
         recv.expect(messages);
@@ -179,7 +199,9 @@ public final class RingTask extends Task {
                 }
             } else {
                 if (step.has(Step.OUTPUT)) {
-                    kernel.copy(data, 0, output, out, bytes);
+                    if (directRecv == null || !directRecv.receivedDirectly()) {
+                        kernel.copy(data, 0, output, out, bytes);
+                    }
                     if (sends) {
                         sendFinal(output, out, outputHandle, bytes);
                         sends = false;

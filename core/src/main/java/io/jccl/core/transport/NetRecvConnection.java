@@ -13,6 +13,11 @@ import java.lang.foreign.MemorySegment;
  * ({@link #expect}); the proxy posts irecvs ahead into free slots ({@code posted}), up to
  * {@code NCCL_STEPS} deep, and tests the oldest ({@code received}); the kernel reads completed
  * slots and {@link #consume}s them ({@code consumed}).
+ *
+ * <p>A message whose bytes the operation only stores in the user's host buffer can instead be
+ * received straight there ({@link #receiveInto}, announced before its {@link #expect}): its irecv
+ * then names the user's range (registered once, {@link #directHandle}) instead of a slot, and the
+ * kernel finds it {@link #receivedDirectly() already in place}.
  */
 public final class NetRecvConnection extends RecvConnection {
     private final NetPlugin net;
@@ -31,6 +36,17 @@ public final class NetRecvConnection extends RecvConnection {
     private final MemorySegment[] flushData = new MemorySegment[1];
     /** Per slot, the range last flushed: reused while receives keep their size, so flushing allocates nothing. */
     private final MemorySegment[] flushRanges = new MemorySegment[STEPS];
+    /** The caller's buffers registered for direct receives, and their slices. */
+    private final UserBuffers user;
+    /** Messages to receive into the user's buffer, in order of their number: a ring queue. */
+    private long[] targetIndex = new long[16];
+    private MemorySegment[] targetSlice = new MemorySegment[16];
+    private MemoryHandle[] targetHandle = new MemoryHandle[16];
+    private int targetHead;
+    private int targetTail;
+    /** Per slot: whether its message went to the user's buffer instead. */
+    private final boolean[] direct = new boolean[STEPS];
+    private long directReceives;
     private long expected;
     private long posted;
     private long received;
@@ -47,6 +63,70 @@ public final class NetRecvConnection extends RecvConnection {
         this.comm = comm;
         this.flushes = flushes;
         irecvTags[0] = peer;
+        this.user = new UserBuffers(net, comm);
+    }
+
+    /** Lets {@link #directHandle} register user buffers: only for connections whose user buffers are host memory. */
+    public void allowDirect() {
+        if (!flushes) {
+            user.allow();
+        }
+    }
+
+    /** @return the registration to receive straight into {@code buffer}, or {@code null}: receive into slots */
+    public MemoryHandle directHandle(MemorySegment buffer) {
+        return user.handle(buffer, received);
+    }
+
+    /** @return the messages announced so far ({@link #expect}): the next announced is number {@code expected()} (from 0) */
+    public long expected() {
+        return expected;
+    }
+
+    /**
+     * Receives message number {@code index} (from 0; not yet announced by {@link #expect}) straight into
+     * {@code bytes} of {@code buffer} at {@code offset}. Messages so placed must be announced in order.
+     *
+     * @param handle from {@link #directHandle} for {@code buffer}
+     */
+    public void receiveInto(long index, MemorySegment buffer, long offset, int bytes, MemoryHandle handle) {
+        if (targetTail - targetHead == targetIndex.length) {
+            growTargets();
+        }
+        int i = targetTail & (targetIndex.length - 1);
+        targetIndex[i] = index;
+        targetSlice[i] = user.slice(buffer, offset, bytes);
+        targetHandle[i] = handle;
+        targetTail++;
+        user.used(handle, index + 1);
+    }
+
+    private void growTargets() {
+        int n = targetIndex.length;
+        long[] index = new long[2 * n];
+        MemorySegment[] slice = new MemorySegment[2 * n];
+        MemoryHandle[] handle = new MemoryHandle[2 * n];
+        for (int k = 0; k < n; k++) {
+            int from = (targetHead + k) & (n - 1);
+            index[k] = targetIndex[from];
+            slice[k] = targetSlice[from];
+            handle[k] = targetHandle[from];
+        }
+        targetIndex = index;
+        targetSlice = slice;
+        targetHandle = handle;
+        targetTail -= targetHead;
+        targetHead = 0;
+    }
+
+    /** @return whether the message of {@link #dataSlot()} went straight to the user's buffer instead */
+    public boolean receivedDirectly() {
+        return direct[(int) (consumed & MASK)];
+    }
+
+    /** @return messages received straight into user buffers */
+    public long directReceives() {
+        return directReceives;
     }
 
     /** Announces {@code steps} more messages that queued operations will consume. Proxy thread. */
@@ -82,16 +162,23 @@ public final class NetRecvConnection extends RecvConnection {
     @Override
     public int progress() throws NetException {
         int work = 0;
-        if (irecvHandles[0] == null) {
-            irecvHandles[0] = memoryHandle;
-        }
         while (posted < expected && posted - consumed < STEPS) {
             int s = (int) (posted & MASK);
-            irecvData[0] = slots[s];
+            int t = targetHead & (targetIndex.length - 1);
+            boolean toUser = targetHead != targetTail && targetIndex[t] == posted;
+            irecvData[0] = toUser ? targetSlice[t] : slots[s];
+            irecvHandles[0] = toUser ? targetHandle[t] : memoryHandle;
             NetRequest r = net.irecv(comm, 1, irecvData, irecvTags, irecvHandles);
             if (r == null) {
                 break;
             }
+            if (toUser) {
+                targetSlice[t] = null;
+                targetHandle[t] = null;
+                targetHead++;
+                directReceives++;
+            }
+            direct[s] = toUser;
             requests[s] = r;
             posted++;
             work++;
@@ -161,6 +248,7 @@ public final class NetRecvConnection extends RecvConnection {
     @Override
     void closeComm() throws NetException {
         try {
+            user.close();
             if (memoryHandle != null) {
                 net.deregMr(comm, memoryHandle);
             }

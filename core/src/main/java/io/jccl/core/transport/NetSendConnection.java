@@ -4,11 +4,9 @@ import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetRequest;
-import io.jccl.spi.PointerType;
 import io.jccl.spi.SendComm;
 
 import java.lang.foreign.MemorySegment;
-import java.util.Arrays;
 
 /**
  * The sending direction. The kernel fills slot {@code filled}, then {@link #publish}es it; the
@@ -37,39 +35,23 @@ public final class NetSendConnection extends SendConnection {
     private final MemorySegment[] directs = new MemorySegment[STEPS];
     /** Per slot: the registration {@link #directs} lie in. */
     private final MemoryHandle[] directHandles = new MemoryHandle[STEPS];
-    /** Registered user buffers ({@link #directHandle}), oldest replaced first when none is free. */
-    private final MemorySegment[] registered = new MemorySegment[REGISTRATIONS];
-    private final MemoryHandle[] registrations = new MemoryHandle[REGISTRATIONS];
-    /** Per registration: {@code filled} after the last send from it; it may be dropped once {@code done} reaches that. */
-    private final long[] lastUse = new long[REGISTRATIONS];
-    private int nextRegistration;
-    /**
-     * Slices of user buffers made for direct sends, by start address (open addressing), so that
-     * operations that send the same ranges again make no new segment: the data path allocates
-     * nothing per message once each range has been sent once.
-     */
-    private long[] sliceAddresses = new long[MIN_SLICES];
-    private MemorySegment[] slices = new MemorySegment[MIN_SLICES];
-    private int sliceCount;
-    /** Whether {@link #directHandle} may register user buffers (host memory, and the setting allows it). */
-    private boolean directAllowed;
+    /** The caller's buffers registered for direct sends, and their slices. */
+    private final UserBuffers user;
     /** Messages sent straight from user buffers, for {@link #directSends()}. */
     private long directSends;
     private long filled;
     private long posted;
     private long done;
 
-    /** User buffers registered at once per connection: an operation's input and output, and the last operation's. */
-    static final int REGISTRATIONS = 4;
-    /** The slice table's first size, and its largest: 8192 slices of 512 KiB slots cover 4 GiB of user buffers. */
-    static final int MIN_SLICES = 64;
-    static final int MAX_SLICES = 8192;
+    /** User buffers registered at once per connection. */
+    static final int REGISTRATIONS = UserBuffers.REGISTRATIONS;
 
     NetSendConnection(NetPlugin net, SendComm comm, int myRank, int peer, String name, MemorySegment buffer, int slotBytes) {
         super(peer, name, buffer, slotBytes);
         this.net = net;
         this.comm = comm;
         this.tag = myRank;
+        this.user = new UserBuffers(net, comm);
     }
 
     /** @return whether a slot is free for the kernel to fill */
@@ -95,7 +77,7 @@ public final class NetSendConnection extends SendConnection {
 
     /** Lets {@link #directHandle} register user buffers: only for connections whose user buffers are host memory. */
     public void allowDirect() {
-        directAllowed = true;
+        user.allow();
     }
 
     /**
@@ -105,62 +87,7 @@ public final class NetSendConnection extends SendConnection {
      * operation's start, by the thread that drives the proxy.
      */
     public MemoryHandle directHandle(MemorySegment buffer) {
-        if (!directAllowed || buffer.byteSize() == 0) {
-            return null;
-        }
-        long start = buffer.address();
-        long end = start + buffer.byteSize();
-        int free = -1;
-        for (int i = 0; i < REGISTRATIONS; i++) {
-            MemorySegment r = registered[i];
-            if (r != null && !r.scope().isAlive() && done >= lastUse[i]) {
-                drop(i);
-                r = null;
-            }
-            if (r == null) {
-                free = free < 0 ? i : free;
-            } else if (r.scope().equals(buffer.scope()) && r.address() <= start && end <= r.address() + r.byteSize()) {
-                return registrations[i];
-            }
-        }
-        if (free < 0) {
-            for (int k = 0; k < REGISTRATIONS && free < 0; k++) {
-                int i = (nextRegistration + k) % REGISTRATIONS;
-                if (done >= lastUse[i]) {
-                    drop(i);
-                    free = i;
-                }
-            }
-            if (free < 0) {
-                return null;
-            }
-        }
-        try {
-            registrations[free] = net.regMr(comm, buffer, PointerType.HOST);
-        } catch (NetException | RuntimeException e) {
-            directAllowed = false;
-            return null;
-        }
-        registered[free] = buffer;
-        lastUse[free] = 0;
-        nextRegistration = (free + 1) % REGISTRATIONS;
-        return registrations[free];
-    }
-
-    private void drop(int i) {
-        // Its slices go too: the table would otherwise keep freed memory's segments reachable.
-        Arrays.fill(slices, null);
-        sliceCount = 0;
-        MemoryHandle h = registrations[i];
-        registered[i] = null;
-        registrations[i] = null;
-        if (h != null) {
-            try {
-                net.deregMr(comm, h);
-            } catch (NetException | RuntimeException e) {
-                directAllowed = false;
-            }
-        }
+        return user.handle(buffer, done);
     }
 
     /**
@@ -174,79 +101,12 @@ public final class NetSendConnection extends SendConnection {
     public long publishDirect(MemorySegment buffer, long offset, int bytes, MemoryHandle handle) {
         int s = (int) (filled & MASK);
         sizes[s] = bytes;
-        directs[s] = slice(buffer, offset, bytes);
+        directs[s] = user.slice(buffer, offset, bytes);
         directHandles[s] = handle;
         filled++;
         directSends++;
-        for (int i = 0; i < REGISTRATIONS; i++) {
-            if (registrations[i] == handle) {
-                lastUse[i] = filled;
-            }
-        }
+        user.used(handle, filled);
         return filled;
-    }
-
-    /** A slice of {@code buffer}, reused when an earlier direct send had the same range of the same memory. */
-    private MemorySegment slice(MemorySegment buffer, long offset, int bytes) {
-        long address = buffer.address() + offset;
-        int mask = slices.length - 1;
-        int i = spread(address) & mask;
-        while (slices[i] != null) {
-            if (sliceAddresses[i] == address) {
-                MemorySegment m = slices[i];
-                if (m.byteSize() == bytes && m.scope().equals(buffer.scope())) {
-                    return m;
-                }
-                m = buffer.asSlice(offset, bytes);
-                slices[i] = m;
-                return m;
-            }
-            i = (i + 1) & mask;
-        }
-        MemorySegment m = buffer.asSlice(offset, bytes);
-        if (2 * (sliceCount + 1) > slices.length) {
-            growOrClearSlices();
-            return remember(address, m);
-        }
-        sliceAddresses[i] = address;
-        slices[i] = m;
-        sliceCount++;
-        return m;
-    }
-
-    private MemorySegment remember(long address, MemorySegment m) {
-        int mask = slices.length - 1;
-        int i = spread(address) & mask;
-        while (slices[i] != null) {
-            i = (i + 1) & mask;
-        }
-        sliceAddresses[i] = address;
-        slices[i] = m;
-        sliceCount++;
-        return m;
-    }
-
-    /** Doubles the slice table up to {@link #MAX_SLICES}; past that, starts it again empty. */
-    private void growOrClearSlices() {
-        long[] oldAddresses = sliceAddresses;
-        MemorySegment[] old = slices;
-        int size = Math.min(MAX_SLICES, old.length * 2);
-        sliceAddresses = new long[size];
-        slices = new MemorySegment[size];
-        sliceCount = 0;
-        if (size == old.length) {
-            return;
-        }
-        for (int k = 0; k < old.length; k++) {
-            if (old[k] != null) {
-                remember(oldAddresses[k], old[k]);
-            }
-        }
-    }
-
-    private static int spread(long address) {
-        long h = address * 0x9E3779B97F4A7C15L;
-        return (int) (h >>> 32);
     }
 
     @Override
@@ -325,11 +185,7 @@ public final class NetSendConnection extends SendConnection {
     @Override
     void closeComm() throws NetException {
         try {
-            for (int i = 0; i < REGISTRATIONS; i++) {
-                if (registrations[i] != null) {
-                    drop(i);
-                }
-            }
+            user.close();
             if (memoryHandle != null) {
                 net.deregMr(comm, memoryHandle);
             }
