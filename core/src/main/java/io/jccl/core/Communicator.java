@@ -660,6 +660,9 @@ public final class Communicator implements AutoCloseable {
                 if (config.netDirect() && to[r] instanceof NetSendConnection n) {
                     n.allowDirect();
                 }
+                if (config.netDirect() && from[r] instanceof NetRecvConnection n) {
+                    n.allowDirect();
+                }
             }
             proxy.addConnections(made);
             links = new OperationBuilder.HalvingDoublingLinks(to, from);

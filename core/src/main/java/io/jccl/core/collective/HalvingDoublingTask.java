@@ -2,6 +2,7 @@ package io.jccl.core.collective;
 
 import io.jccl.core.JcclException;
 import io.jccl.core.kernel.ReductionKernel;
+import io.jccl.core.transport.NetRecvConnection;
 import io.jccl.core.transport.NetSendConnection;
 import io.jccl.core.transport.RecvConnection;
 import io.jccl.core.transport.SendConnection;
@@ -29,8 +30,11 @@ import java.lang.foreign.MemorySegment;
  *
  * <p>Over the network, a range is sent from the user's buffer itself where the connection has it
  * registered ({@link NetSendConnection#publishDirect}): the input in the first round (out of place),
- * the output after that. The all-gather writes ranges that the reduce-scatter gave away, so it
- * receives only once those sends are complete; and the task ends once all its sends are.
+ * the output after that; and the all-gather's messages are received straight into the output
+ * ({@link NetRecvConnection#receiveInto}). The all-gather writes the ranges that the reduce-scatter
+ * sent from the output (in place, from the start), but only with data the partner could send once
+ * it had received those very ranges: the sends have read them by then. The task ends once all its
+ * sends from the user's buffers are complete, since the caller may write the buffers next.
  */
 public final class HalvingDoublingTask extends Task {
     private final int n;
@@ -67,8 +71,6 @@ public final class HalvingDoublingTask extends Task {
     private final NetSendConnection[] direct;
     private final MemoryHandle[] inputHandles;
     private final MemoryHandle[] outputHandles;
-    /** Per round's partner: messages that must be complete before the all-gather writes the output. */
-    private final long[] scatterSentUntil;
     /** Per round's partner: messages that must be complete before this task ends. */
     private final long[] sentUntil;
 
@@ -111,7 +113,6 @@ public final class HalvingDoublingTask extends Task {
         }
         this.inputHandles = new MemoryHandle[rounds];
         this.outputHandles = new MemoryHandle[rounds];
-        this.scatterSentUntil = new long[rounds];
         this.sentUntil = new long[rounds];
         this.done = count == 0;
         if (!done) {
@@ -206,13 +207,14 @@ public final class HalvingDoublingTask extends Task {
         for (int r = 0; r < rounds; r++) {
             if (direct[r] != null) {
                 outputHandles[r] = direct[r].directHandle(output);
-                // In place the input is the output, whose given-away ranges the all-gather rewrites:
-                // sent from there too, and waited for like the later rounds' sends.
+                // In place the input is the output: the first round sends from there too.
                 inputHandles[r] = inPlace ? outputHandles[r] : direct[r].directHandle(input);
             }
         }
         // Each partner sends one range in its reduce-scatter round and one in its all-gather round.
         long[] messages = new long[rounds];
+        long[] gatherFirst = new long[rounds];
+        long[] gatherCount = new long[rounds];
         int first = 0;
         int k = n;
         for (int r = 0; r < rounds; r++) {
@@ -227,10 +229,25 @@ public final class HalvingDoublingTask extends Task {
             boolean low = (me & distance) == 0;
             int theirs = low ? first + k : first - k;
             messages[r] += slicesOf(elementsOf(theirs, k));
+            gatherFirst[r] = Math.min(count, theirs * block);
+            gatherCount[r] = elementsOf(theirs, k);
             first = low ? first : first - k;
             k *= 2;
         }
+        // The all-gather's messages land straight in the output: after each partner's reduce-scatter
+        // messages on the same connection, in the all-gather's order.
         for (int r = 0; r < rounds; r++) {
+            MemoryHandle into = recv[r] instanceof NetRecvConnection c && kernel.onHost() ? c.directHandle(output) : null;
+            if (into != null) {
+                NetRecvConnection c = (NetRecvConnection) recv[r];
+                long index = c.expected() + messages[r] - slicesOf(gatherCount[r]);
+                int size = type.size();
+                for (long i = 0; i * sliceElements < gatherCount[r]; i++) {
+                    long from = i * sliceElements;
+                    long len = Math.min(sliceElements, gatherCount[r] - from);
+                    c.receiveInto(index + i, output, (base + gatherFirst[r] + from) * size, (int) (len * size), into);
+                }
+            }
             recv[r].expect(messages[r]);
         }
     }
@@ -247,8 +264,7 @@ public final class HalvingDoublingTask extends Task {
                 moved++;
             }
             RecvConnection in = recv[r];
-            boolean mayWrite = phase < rounds || sending(scatterSentUntil) < 0;
-            while (mayWrite && receivedSlices < recvSlices && in.hasData()) {
+            while (receivedSlices < recvSlices && in.hasData()) {
                 receiveSlice(in);
                 moved++;
             }
@@ -274,11 +290,7 @@ public final class HalvingDoublingTask extends Task {
         MemoryHandle handle = phase == 0 ? inputHandles[r] : outputHandles[r];
         long at = (base + sendFirst + first) * size;
         if (k > 0 && handle != null) {
-            long mark = direct[r].publishDirect(from, at, (int) (k * size), handle);
-            sentUntil[r] = mark;
-            if (phase < rounds) {
-                scatterSentUntil[r] = mark;
-            }
+            sentUntil[r] = direct[r].publishDirect(from, at, (int) (k * size), handle);
         } else {
             if (k > 0) {
                 kernel.copy(from, at, out.fillSlot(), 0, k * size);
@@ -302,7 +314,7 @@ public final class HalvingDoublingTask extends Task {
             long at = (base + recvFirst + first) * size;
             if (phase < rounds) {
                 kernel.reduce(type, accumulate, in.dataSlot(), 0, phase == 0 ? input : output, at, output, at, k);
-            } else {
+            } else if (!(in instanceof NetRecvConnection c && c.receivedDirectly())) {
                 kernel.copy(in.dataSlot(), 0, output, at, k * size);
             }
         }
@@ -325,10 +337,7 @@ public final class HalvingDoublingTask extends Task {
 
     /** @return the round whose sends from the user's buffer hold this task up now, or -1 */
     private int waitingForSends() {
-        if (phase == 2 * rounds) {
-            return sending(sentUntil);
-        }
-        return phase >= rounds ? sending(scatterSentUntil) : -1;
+        return phase == 2 * rounds ? sending(sentUntil) : -1;
     }
 
     @Override

@@ -108,11 +108,12 @@ public final class CoreConfig {
     public static final String JCCL_NET_FIFO = "JCCL_NET_FIFO";
 
     @EnvVar(defaultValue = "1",
-            description = "Host collectives through the network transport: 1 sends a ring step whose bytes are final "
-                    + "in the user's buffer (the input out of place, or output the step has just written) from that "
-                    + "buffer, registered with the connection once (regMr, a cache of 4 per connection), instead of "
-                    + "copying it into a slot first; the operation then completes once those sends have. 0 copies "
-                    + "every step into a slot.")
+            description = "Host collectives through the network transport: 1 sends a ring or halving-doubling "
+                    + "step whose bytes are final in the user's buffer (the input out of place, or output the step "
+                    + "has just written) from that buffer, and receives a ring step that only stores its message "
+                    + "(all-gather, broadcast) straight into the output, the buffers registered with each connection "
+                    + "once (regMr, a cache of 4 per connection), instead of going through a slot; an operation then "
+                    + "completes once its sends from the user's buffers have. 0 moves every step through slots.")
     public static final String JCCL_NET_DIRECT = "JCCL_NET_DIRECT";
 
     @EnvVar(defaultValue = "0",
