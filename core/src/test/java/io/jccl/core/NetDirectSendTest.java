@@ -130,6 +130,32 @@ class NetDirectSendTest {
         }
     }
 
+    /** Heap buffers (two arrays, same offsets) go through slots: their addresses are array offsets. */
+    @ParameterizedTest(name = "{0} ranks, {1}")
+    @CsvSource({"3, Ring", "4, HalvingDoubling"})
+    void heapBuffersAreRightAndGoThroughSlots(int n, String algorithm) {
+        try (LocalRanks ranks = ranks(n, algorithm, true)) {
+            int count = 20_000;
+            List<Long> sent = ranks.run(rank -> {
+                Communicator comm = ranks.comms[rank];
+                long before = comm.directSends() + comm.directReceives();
+                for (int call = 0; call < 3; call++) {
+                    int[] in = new int[count];
+                    int[] out = new int[count];
+                    for (int i = 0; i < count; i++) {
+                        in[i] = i + rank + call;
+                    }
+                    comm.allReduce(MemorySegment.ofArray(in), MemorySegment.ofArray(out), count, DataType.INT32, ReduceOp.SUM);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(n * (i + call) + n * (n - 1) / 2, out[i], "rank " + rank + " call " + call + " element " + i);
+                    }
+                }
+                return comm.directSends() + comm.directReceives() - before;
+            });
+            assertEquals(List.of(0L, 0L, 0L, 0L).subList(0, n), sent, "no direct messages from or into heap buffers");
+        }
+    }
+
     @ParameterizedTest(name = "direct sends {0}")
     @ValueSource(booleans = {true, false})
     void everyRingCollectiveIsRightWithDirectSendsOnOrOff(boolean direct) {

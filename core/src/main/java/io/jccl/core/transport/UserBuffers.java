@@ -51,10 +51,12 @@ final class UserBuffers {
      * @param buffer   host memory the caller owns
      * @param complete the connection's messages complete so far: registrations used only by those may go
      * @return the registration covering {@code buffer}, made if needed; {@code null} when not allowed,
-     *         when every registration is still in use, or when the transport refused (then it stops asking)
+     *         for a heap segment (its address is an offset into an array the GC may move, so neither
+     *         a registration nor this cache's address keys apply), when every registration is still in
+     *         use, or when the transport refused (then it stops asking)
      */
     MemoryHandle handle(MemorySegment buffer, long complete) {
-        if (!allowed || buffer.byteSize() == 0) {
+        if (!allowed || buffer.byteSize() == 0 || !buffer.isNative()) {
             return null;
         }
         long start = buffer.address();

@@ -175,4 +175,16 @@ class NetSendConnectionDirectTest extends OverJcclSocket {
             assertNull(pair.send().directHandle(user), "after a refusal the connection stops asking");
         }
     }
+
+    @Test
+    void heapSegmentsAreCopiedNotRegistered() throws Exception {
+        CountingRegistrations net = new CountingRegistrations(socket);
+        try (Arena arena = Arena.ofShared(); NetConnectionPair pair = pair(net, arena)) {
+            pair.send().allowDirect();
+            int before = net.registered;
+            assertNull(pair.send().directHandle(MemorySegment.ofArray(new byte[SLOT])),
+                    "a heap segment's address is an offset into its array");
+            assertEquals(before, net.registered);
+        }
+    }
 }
