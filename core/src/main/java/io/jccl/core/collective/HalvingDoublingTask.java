@@ -202,8 +202,7 @@ public final class HalvingDoublingTask extends Task {
         if (done) {
             return;
         }
-        boolean inPlace = input.address() < output.address() + output.byteSize()
-                && output.address() < input.address() + input.byteSize();
+        boolean inPlace = OperationBuilder.overlap(input, output);
         for (int r = 0; r < rounds; r++) {
             if (direct[r] != null) {
                 outputHandles[r] = direct[r].directHandle(output);

@@ -502,6 +502,14 @@ public final class OperationBuilder {
         return tasks.toArray(new Task[0]);
     }
 
+    /** @return whether two whole buffers share any byte (heap segments: whether they share an array) */
+    static boolean overlap(MemorySegment a, MemorySegment b) {
+        if (a.isNative() && b.isNative()) {
+            return a.address() < b.address() + b.byteSize() && b.address() < a.address() + a.byteSize();
+        }
+        return a.heapBase().isPresent() && a.heapBase().equals(b.heapBase());
+    }
+
     static boolean sameMemory(MemorySegment a, MemorySegment b) {
         return a != null && b != null && a.isNative() && b.isNative() && a.address() == b.address();
     }

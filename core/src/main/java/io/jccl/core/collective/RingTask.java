@@ -92,7 +92,7 @@ public final class RingTask extends Task {
             outputHandle = output == null ? null : direct.directHandle(output);
             // The input is sent from only where nothing of this operation writes it (out of place):
             // in place, a later step's output would overwrite bytes a send may still be reading.
-            inputHandle = input == null || output != null && overlap(input, output) ? null : direct.directHandle(input);
+            inputHandle = input == null || output != null && OperationBuilder.overlap(input, output) ? null : direct.directHandle(input);
         }
         if (recv == null || algorithm.recvsPerLoop() == 0) {
             return;
@@ -123,10 +123,6 @@ public final class RingTask extends Task {
             }
         }
         recv.expect(messages);
-    }
-
-    private static boolean overlap(MemorySegment a, MemorySegment b) {
-        return a.address() < b.address() + b.byteSize() && b.address() < a.address() + a.byteSize();
     }
 
     private long slicesOf(long count) {
