@@ -391,6 +391,16 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 counters());
     }
 
+    /** @return whether any of this comm's I/O threads still runs (a stopped comm has none) */
+    final boolean anyIoThreadAlive() {
+        for (StreamWorker w : workers) {
+            if (w.isAlive()) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     final boolean isClosed() {
         return closed;
     }

@@ -77,6 +77,10 @@ final class StreamWorker implements Runnable {
         thread.start();
     }
 
+    boolean isAlive() {
+        return thread.isAlive();
+    }
+
     /** Producer side: called after queuing chunks. */
     void wake() {
         // The chunk was queued with a release store; without a full fence here that store may still

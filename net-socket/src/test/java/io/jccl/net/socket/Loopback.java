@@ -13,6 +13,8 @@ import io.jccl.spi.SendComm;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.fail;
@@ -27,6 +29,8 @@ final class Loopback implements AutoCloseable {
 
     final SocketNetPlugin plugin = new SocketNetPlugin();
     final Arena arena = Arena.ofShared();
+    /** Every pair made here, closed with the loopback: a comm left open keeps its I/O threads. */
+    private final List<Pair> pairs = new ArrayList<>();
 
     Loopback(Map<String, String> variables) throws NetException {
         this(variables, NetLogger.noop());
@@ -66,7 +70,9 @@ final class Loopback implements AutoCloseable {
                 fail("connect/accept did not complete within " + DEADLINE_MS + " ms");
             }
         }
-        return new Pair(listen, send, recv);
+        Pair pair = new Pair(listen, send, recv);
+        pairs.add(pair);
+        return pair;
     }
 
     MemorySegment allocate(long bytes) {
@@ -164,6 +170,17 @@ final class Loopback implements AutoCloseable {
 
     @Override
     public void close() {
+        // Comms a test left open stop here, or their threads would outlive it and be taken for
+        // another test's (whose peer address, a reused port, they may share) or add to its load.
+        for (Pair p : pairs) {
+            try {
+                plugin.closeSend(p.send());
+                plugin.closeRecv(p.recv());
+                plugin.closeListen(p.listen());
+            } catch (NetException e) {
+                throw new IllegalStateException("closing a loopback pair: " + e.getMessage(), e);
+            }
+        }
         plugin.close();
         arena.close();
     }

@@ -29,7 +29,8 @@ public final class MinimalRuntimeMain {
                     throw new AssertionError(bytes + "-byte message arrived corrupted");
                 }
             }
-            System.out.println("OK");
         }
+        // After the close: closing the pair (its INFO lines) must work without jdk.net too.
+        System.out.println("OK");
     }
 }

@@ -142,8 +142,9 @@ class SocketFaultTest {
     }
 
     private static boolean noWorkerThreadsOf(SendComm comm) {
-        String prefix = "jccl-socket-send-" + ((SocketComm) comm).peer + "-";
-        return Thread.getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().startsWith(prefix) && t.isAlive());
+        // This comm's own threads, not the name: another comm's threads may carry the same peer
+        // address (a port reused after an earlier test).
+        return !((SocketComm) comm).anyIoThreadAlive();
     }
 
     @Test
