@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -111,11 +112,43 @@ static int gdr_allowed(void) {
     return allowed;
 }
 
+/*
+ * Whether NCCL_PROTO leaves NCCL only its Simple protocol: "Simple", or an exclusion ("^...") that
+ * names both LL and LL128. NCCL's own parser is case-insensitive and comma-separated.
+ */
+static int simple_protocol_only(void) {
+    const char* v = getenv("NCCL_PROTO");
+    if (v == NULL) {
+        return 0;
+    }
+    int exclude = v[0] == '^';
+    int ll = 0, ll128 = 0, simple = 0, tokens = 0;
+    char list[128];
+    snprintf(list, sizeof list, "%s", exclude ? v + 1 : v);
+    char* save = NULL;
+    for (char* t = strtok_r(list, ", ", &save); t != NULL; t = strtok_r(NULL, ", ", &save)) {
+        tokens++;
+        ll |= strcasecmp(t, "LL") == 0;
+        ll128 |= strcasecmp(t, "LL128") == 0;
+        simple |= strcasecmp(t, "Simple") == 0;
+    }
+    return exclude ? ll && ll128 && !simple : simple && tokens == 1;
+}
+
 static ncclResult_t props_of(int dev, jccl_props* p) {
     memset(p, 0, sizeof *p);
     ncclResult_t r = jccl_net.getProperties(dev, J(p));
     if (r == ncclSuccess && (p->ptrSupport & NCCL_PTR_CUDA) && !gdr_allowed()) {
         p->ptrSupport &= ~NCCL_PTR_CUDA;
+    }
+    static int warned = 0;
+    if (r == ncclSuccess && (p->ptrSupport & NCCL_PTR_CUDA) && !warned && !simple_protocol_only()) {
+        /* Measured on an H200 (README, "GPUDirect under NCCL"): with GPUDirect, NCCL's LL and
+           LL128 protocols stall on the transport's staged device memory, Simple does not. */
+        warned = 1;
+        jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: JCCL_SHIM_GDR=1 with NCCL_PROTO=%s: NCCL's LL and LL128 "
+                 "protocols have stalled on %s's staged device memory; set NCCL_PROTO=Simple",
+                 getenv("NCCL_PROTO") != NULL ? getenv("NCCL_PROTO") : "(unset)", jccl_net_name);
     }
     return r;
 }

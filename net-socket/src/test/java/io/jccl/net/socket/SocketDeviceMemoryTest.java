@@ -10,6 +10,7 @@ import io.jccl.spi.NetResult;
 import io.jccl.spi.PointerType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.MemorySegment;
@@ -127,6 +128,106 @@ class SocketDeviceMemoryTest {
                 MemorySegment got = (i % 2 == 0 ? back : hostDst).asSlice(i * each, each);
                 assertArrayEquals(pattern.asSlice(i * each, each).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE),
                         got.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE), "message " + i);
+            }
+        }
+    }
+
+    /**
+     * NCCL's pattern with GPUDirect: a connection carries its LL protocol's small messages from host
+     * buffers first (the receiver then holds its clear-to-send frames back), then LL128 and Simple
+     * steps from and into GPU buffers, the sender trying each step before the receiver has posted
+     * it, up to 8 steps in flight. Every step must arrive intact and in bounded time; if this hangs,
+     * check how a device send that cannot go ahead of its CTS gets one from a receiver that holds
+     * them back.
+     */
+    @ParameterizedTest(name = "threads x streams = {0}, steps sent from {1} memory")
+    @CsvSource({"0x1,device", "1x1,device", "2x2,device", "0x1,host", "1x1,host", "2x2,host"})
+    void smallHostStepsThenDeviceStepsPostedAsNcclPostsThem(String layout, String sendFrom) throws NetException {
+        assumeGpu();
+        CudaDevice gpu = Cuda.device(0);
+        String[] tp = layout.split("x");
+        int steps = 8;
+        long stepBytes = 1L << 20;
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]));
+             DeviceBuffer src = gpu.allocate(steps * stepBytes); DeviceBuffer dst = gpu.allocate(steps * stepBytes)) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment hostSrc = lo.allocate(steps * 8192L);
+            MemorySegment hostDst = lo.allocate(steps * 8192L);
+            MemoryHandle sHost = lo.register(p.send(), hostSrc);
+            MemoryHandle rHost = lo.register(p.recv(), hostDst);
+            MemoryHandle sDev = lo.plugin.regMr(p.send(), src.segment(), PointerType.CUDA);
+            MemoryHandle rDev = lo.plugin.regMr(p.recv(), dst.segment(), PointerType.CUDA);
+            Loopback.fillPattern(hostSrc, 3);
+            for (int i = 0; i < 400; i++) {
+                long size = 8L << (i % 11);
+                int slot = i % steps;
+                NetRequest r = lo.recv(p.recv(), hostDst.asSlice(slot * 8192L, 8192), 0, rHost);
+                NetRequest snd = lo.send(p.send(), hostSrc.asSlice(slot * 8192L, size), 0, sHost);
+                assertEquals(size, lo.awaitAll(snd, r)[1][0], "small host step " + i);
+            }
+            MemorySegment pattern = lo.allocate(steps * stepBytes);
+            Loopback.fillPattern(pattern, 11);
+            Cuda.copy(src.segment(), pattern);
+            // NCCL's LL buffers stay in host memory on the sending side; with GPUDirect every
+            // receive buffer is in the GPU
+            boolean fromDevice = sendFrom.equals("device");
+            MemorySegment from = fromDevice ? src.segment() : pattern;
+            MemoryHandle sFrom = fromDevice ? sDev : lo.register(p.send(), pattern);
+            NetRequest[] sends = new NetRequest[steps];
+            NetRequest[] recvs = new NetRequest[steps];
+            long[] sizes = new long[steps];
+            int rounds = 64;
+            long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
+            int posted = 0;
+            int sent = 0;
+            int tried = 0;
+            int done = 0;
+            int[] got = new int[8];
+            while (done < rounds) {
+                if (System.currentTimeMillis() > deadline) {
+                    throw new AssertionError("device steps stalled: " + sent + " sent, " + tried + " tried, " + posted + " posted, " + done
+                            + " done of " + rounds);
+                }
+                // the sender tries the next step first, as NCCL's send proxy does once the GPU has written it
+                if (sent < rounds && sent - done < steps) {
+                    tried = sent + 1;
+                    int slot = sent % steps;
+                    long size = 1024L << (sent % 11);
+                    NetRequest s = lo.plugin.isend(p.send(), from.asSlice(slot * stepBytes, size), 0, sFrom);
+                    if (s != null) {
+                        sends[slot] = s;
+                        sizes[slot] = size;
+                        sent++;
+                    }
+                }
+                // the receiver posts a step only once the sender has tried it (its data was ready first)
+                if (posted < tried && posted - done < steps) {
+                    int slot = posted % steps;
+                    recvs[slot] = lo.recv(p.recv(), dst.segment().asSlice(slot * stepBytes, stepBytes), 0, rDev);
+                    posted++;
+                }
+                if (done < posted) {
+                    int slot = done % steps;
+                    boolean sendDone = sends[slot] == null || lo.plugin.test(sends[slot], got);
+                    if (sendDone) {
+                        sends[slot] = null;
+                    }
+                    if (recvs[slot] != null && lo.plugin.test(recvs[slot], got)) {
+                        assertEquals(sizes[slot], got[0], "device step " + done + " size");
+                        recvs[slot] = null;
+                    }
+                    if (sends[slot] == null && recvs[slot] == null) {
+                        done++;
+                    }
+                }
+            }
+            MemorySegment back = lo.allocate(steps * stepBytes);
+            Cuda.copy(back, dst.segment());
+            for (int slot = 0; slot < steps; slot++) {
+                long size = sizes[slot];
+                assertEquals(Loopback.checksum(pattern.asSlice(slot * stepBytes, size), size),
+                        Loopback.checksum(back.asSlice(slot * stepBytes, size), size), "last step in slot " + slot);
             }
         }
     }
