@@ -48,8 +48,9 @@ public final class ShimConfig {
     @EnvVar(defaultValue = "0",
             description = "1: the native shim passes a transport's CUDA pointer support (NCCL_PTR_CUDA) on to NCCL, "
                     + "which may then keep its network buffers in GPU memory (GPUDirect, with NCCL_NET_GDR_LEVEL); 0: "
-                    + "NCCL is told host memory only and stages through pinned host buffers. Off by default: on an "
-                    + "H100, JcclSocket's device path (pinned host mirrors) made sendrecv slower and stalled all_reduce "
-                    + "(README, GPUDirect under NCCL).")
+                    + "NCCL is told host memory only and stages through pinned host buffers. Off by default: "
+                    + "JcclSocket's device path (pinned host mirrors) is slower than NCCL's host staging, and NCCL's LL "
+                    + "and LL128 protocols stall on it, so with 1 the shim warns unless NCCL_PROTO=Simple (README, "
+                    + "GPUDirect under NCCL).")
     public static final String JCCL_SHIM_GDR = "JCCL_SHIM_GDR";
 }
