@@ -52,6 +52,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final int minChunkBytes;
     final long timeoutNanos;
     private volatile NetException failure;
+    /** A long wait was reported ({@link #stillPending}): once per comm. */
+    private boolean longWaitReported;
     private volatile boolean closed;
     /** When the peer's last heartbeat arrived (the comm's creation before the first); written by the watch. */
     private volatile long lastHeardNanos = System.nanoTime();
@@ -390,6 +392,29 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: closed connection %s %s (%s)", sending() ? "to" : "from", peer,
                 counters());
     }
+
+    /**
+     * test() found {@code r} pending. Once a request has been polled for longer than the failure
+     * bound while the peer is alive, which is no failure (the peer may be computing), the comm
+     * logs its state once at INFO: where a hang under a real client (NCCL) is to be looked for.
+     */
+    final void stillPending(SocketRequest r) {
+        if (longWaitReported) {
+            return;
+        }
+        long now = System.nanoTime();
+        if (r.firstPendingNanos == 0) {
+            r.firstPendingNanos = now;
+        } else if (now - r.firstPendingNanos > timeoutNanos) {
+            longWaitReported = true;
+            plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: a %s %s %s has been pending for %d ms, the peer "
+                    + "alive (reported once per connection): %s", sending() ? "send" : "receive",
+                    sending() ? "to" : "from", peer, TimeUnit.NANOSECONDS.toMillis(now - r.firstPendingNanos), state(r));
+        }
+    }
+
+    /** @return the comm's state around pending request {@code r}, for {@link #stillPending} */
+    abstract String state(SocketRequest r);
 
     /** @return whether any of this comm's I/O threads still runs (a stopped comm has none) */
     final boolean anyIoThreadAlive() {

@@ -118,6 +118,18 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return MAX_RECEIVES;
     }
 
+    @Override
+    synchronized String state(SocketRequest pending) {
+        RecvRequest r = (RecvRequest) pending;
+        return "receive #" + r.seq + " of " + r.n + " buffer(s): " + r.announced + " DATA/EAGER frame(s) in, "
+                + r.pending() + " payload bytes to come" + (r.onDevice ? ", device memory, copy to the GPU "
+                + (r.copying ? "queued" : "not queued") : "") + "; receives [" + requestHead + ", " + requestTail
+                + "), next to fill " + placeHead + ", CTS written up to " + announcedTail + (ctsWanted ? " (one wanted)"
+                : "") + ", EAGERs waiting " + (eagerTail - eagerHead) + ", payload on the control stream "
+                + (payloadRequest == null ? "none" : "for #" + payloadRequest.seq + " (" + payloadRemaining + " bytes)")
+                + ", bytes read not parsed " + in.available() + "; " + counters();
+    }
+
     // irecv and test hold this comm's monitor (uncontended but for wantFromWatch): the liveness thread
     // may write held-back CTS frames for a sender that waits while this comm's caller is not calling.
 
@@ -257,9 +269,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             throw e;
         }
         if (r.announced < r.n || r.pending() != 0) {
+            stillPending(r);
             return false;
         }
         if (r.onDevice && r.error == null && !copiedToDevice(r)) {
+            stillPending(r);
             return false;
         }
         NetException error = r.error;

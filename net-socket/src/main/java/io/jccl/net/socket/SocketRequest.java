@@ -31,6 +31,8 @@ abstract sealed class SocketRequest implements NetRequest permits SendRequest, R
     NetException error;
     @SuppressWarnings("unused") // accessed through PENDING
     private volatile long pendingBytes;
+    /** When test() first found it pending (0: not yet), for the report of a long wait. */
+    long firstPendingNanos;
 
     SocketRequest(SocketComm comm, int slot) {
         this.comm = comm;
@@ -52,6 +54,7 @@ abstract sealed class SocketRequest implements NetRequest permits SendRequest, R
 
     void reset() {
         error = null;
+        firstPendingNanos = 0;
         PENDING.setRelease(this, 0L);
     }
 }

@@ -1,5 +1,6 @@
 package io.jccl.net.socket;
 
+import io.jccl.spi.LogSubsystem;
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
@@ -10,6 +11,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The sending end of a connection. Sends wait for the receiver's clear-to-send frames: each CTS
@@ -66,6 +68,10 @@ final class SocketSendComm extends SocketComm implements SendComm {
     private long eagerCount;
     private long aheadCount;
     private long noCtsCount;
+    /** Since when isend has returned null without a break (0: it last returned a request). */
+    private long refusedSinceNanos;
+    /** A long run of refused sends was reported: once per comm. */
+    private boolean refusalReported;
     private long wantCount;
 
     private final SendRequest[] requests = new SendRequest[MAX_SENDS];
@@ -105,7 +111,46 @@ final class SocketSendComm extends SocketComm implements SendComm {
         return MAX_SENDS;
     }
 
+    @Override
+    String state(SocketRequest pending) {
+        SendRequest r = (SendRequest) pending;
+        return "send of " + r.size + " bytes: " + r.pending() + " payload bytes to move"
+                + (r.copying ? ", copy from the GPU queued" : "") + ", its frame " + (out.hasWritten(r.controlMark)
+                ? "written" : "not yet written") + "; sends [" + requestHead + ", " + requestTail + "), CTS in hand "
+                + (ctsTail - ctsHead) + ", EAGERs unplaced " + (eagerTail - eagerHead) + ", held back for the GPU or "
+                + "the streams " + (deferTail - deferHead) + "; " + counters();
+    }
+
     SendRequest isend(MemorySegment data, int tag, MemoryHandle mhandle) throws NetException {
+        SendRequest r = tryIsend(data, tag, mhandle);
+        if (r != null) {
+            refusedSinceNanos = 0;
+        } else if (!refusalReported) {
+            refused(data.byteSize());
+        }
+        return r;
+    }
+
+    /**
+     * isend returned null (no receive to send into yet, or no room). Once it has done so for longer
+     * than the failure bound, the peer alive, the comm logs its state once at INFO, as for a
+     * pending request ({@link #stillPending}).
+     */
+    private void refused(long size) {
+        long now = System.nanoTime();
+        if (refusedSinceNanos == 0) {
+            refusedSinceNanos = now;
+        } else if (now - refusedSinceNanos > timeoutNanos) {
+            refusalReported = true;
+            plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: isend of %d bytes to %s has found no receive to "
+                    + "send into for %d ms, the peer alive (reported once per connection): sends [%d, %d), CTS in hand "
+                    + "%d, EAGERs unplaced %d, held back for the GPU or the streams %d; %s", size, peer,
+                    TimeUnit.NANOSECONDS.toMillis(now - refusedSinceNanos), requestHead, requestTail, ctsTail - ctsHead,
+                    eagerTail - eagerHead, deferTail - deferHead, counters());
+        }
+    }
+
+    private SendRequest tryIsend(MemorySegment data, int tag, MemoryHandle mhandle) throws NetException {
         MemoryRegion region = plugin.regionOf(this, mhandle);
         long offset = region.offsetOf(data);
         long size = data.byteSize();
@@ -459,6 +504,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         if (r.pending() != 0 || !out.hasWritten(r.controlMark)) {
             // Its frame (or inline payload) still waits in the staging: only a later call writes it,
             // and a caller whose sends are all done makes none (the receiver would wait for ever).
+            stillPending(r);
             return false;
         }
         return complete(r, sizes);
