@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -98,10 +97,10 @@ static ncclResult_t devices(int* ndev) {
 
 /*
  * Whether NCCL may hand the Java transport CUDA device pointers (GPUDirect). Off unless
- * JCCL_SHIM_GDR=1: JcclSocket's device memory path goes through pinned host mirrors, which on an
- * H100 made NCCL's sendrecv slower than NCCL's own host staging and stalled NCCL's all_reduce
- * beyond 16-64 KiB (README, "GPUDirect under NCCL"). Without NCCL_PTR_CUDA NCCL keeps its network
- * buffers in pinned host memory, as it does for its own Socket transport.
+ * JCCL_SHIM_GDR=1 (and enough CUDA hardware queues, props_of): JcclSocket's device memory path goes
+ * through pinned host mirrors, which made NCCL slower than its own host staging (README, "GPUDirect
+ * under NCCL"). Without NCCL_PTR_CUDA NCCL keeps its network buffers in pinned host memory, as it
+ * does for its own Socket transport.
  */
 static int gdr_allowed(void) {
     static int allowed = -1;
@@ -113,42 +112,48 @@ static int gdr_allowed(void) {
 }
 
 /*
- * Whether NCCL_PROTO leaves NCCL only its Simple protocol: "Simple", or an exclusion ("^...") that
- * names both LL and LL128. NCCL's own parser is case-insensitive and comma-separated.
+ * How many hardware work queues CUDA gives this process's streams (CUDA_DEVICE_MAX_CONNECTIONS,
+ * read when the process's CUDA context was made; CUDA's default is 8).
  */
-static int simple_protocol_only(void) {
-    const char* v = getenv("NCCL_PROTO");
-    if (v == NULL) {
-        return 0;
+static long cuda_connections(void) {
+    const char* v = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    if (v == NULL || *v == '\0') {
+        return 8;
     }
-    int exclude = v[0] == '^';
-    int ll = 0, ll128 = 0, simple = 0, tokens = 0;
-    char list[128];
-    snprintf(list, sizeof list, "%s", exclude ? v + 1 : v);
-    char* save = NULL;
-    for (char* t = strtok_r(list, ", ", &save); t != NULL; t = strtok_r(NULL, ", ", &save)) {
-        tokens++;
-        ll |= strcasecmp(t, "LL") == 0;
-        ll128 |= strcasecmp(t, "LL128") == 0;
-        simple |= strcasecmp(t, "Simple") == 0;
-    }
-    return exclude ? ll && ll128 && !simple : simple && tokens == 1;
+    char* end = NULL;
+    long n = strtol(v, &end, 10);
+    return end != NULL && *end == '\0' ? n : 8;
 }
+
+/* The fewest hardware queues with which GPUDirect through the Java transport ran without a stall. */
+#define GDR_MIN_CUDA_CONNECTIONS 32
 
 static ncclResult_t props_of(int dev, jccl_props* p) {
     memset(p, 0, sizeof *p);
     ncclResult_t r = jccl_net.getProperties(dev, J(p));
-    if (r == ncclSuccess && (p->ptrSupport & NCCL_PTR_CUDA) && !gdr_allowed()) {
-        p->ptrSupport &= ~NCCL_PTR_CUDA;
+    if (r != ncclSuccess || !(p->ptrSupport & NCCL_PTR_CUDA)) {
+        return r;
     }
-    static int warned = 0;
-    if (r == ncclSuccess && (p->ptrSupport & NCCL_PTR_CUDA) && !warned && !simple_protocol_only()) {
-        /* Measured on an H200 (README, "GPUDirect under NCCL"): with GPUDirect, NCCL's LL and
-           LL128 protocols stall on the transport's staged device memory, Simple does not. */
-        warned = 1;
-        jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: JCCL_SHIM_GDR=1 with NCCL_PROTO=%s: NCCL's LL and LL128 "
-                 "protocols have stalled on %s's staged device memory; set NCCL_PROTO=Simple",
-                 getenv("NCCL_PROTO") != NULL ? getenv("NCCL_PROTO") : "(unset)", jccl_net_name);
+    if (!gdr_allowed()) {
+        p->ptrSupport &= ~NCCL_PTR_CUDA;
+        return r;
+    }
+    long connections = cuda_connections();
+    if (connections < GDR_MIN_CUDA_CONNECTIONS) {
+        /* A transport that stages device memory copies it on CUDA streams of its own. CUDA maps
+           a process's streams onto CUDA_DEVICE_MAX_CONNECTIONS hardware queues, in order, so a
+           copy can queue behind one of NCCL's kernels that waits for that very copy: a deadlock
+           (measured on an H200, README "GPUDirect under NCCL": 1 queue stalled at the first
+           receive, 8 stalled LL and LL128, 32 ran). NCCL then stages through host memory. */
+        p->ptrSupport &= ~NCCL_PTR_CUDA;
+        static int warned = 0;
+        if (!warned) {
+            warned = 1;
+            jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: JCCL_SHIM_GDR=1 ignored: CUDA_DEVICE_MAX_CONNECTIONS is %ld, "
+                     "and %s's copies between GPU and host memory can queue behind NCCL's kernels, which wait "
+                     "for them (a deadlock); set CUDA_DEVICE_MAX_CONNECTIONS=%d before the process starts",
+                     connections, jccl_net_name, GDR_MIN_CUDA_CONNECTIONS);
+        }
     }
     return r;
 }
