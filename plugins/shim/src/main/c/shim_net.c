@@ -149,10 +149,12 @@ static ncclResult_t props_of(int dev, jccl_props* p) {
         static int warned = 0;
         if (!warned) {
             warned = 1;
-            jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: JCCL_SHIM_GDR=1 ignored: CUDA_DEVICE_MAX_CONNECTIONS is %ld, "
+            const char* set = getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+            jccl_log(NCCL_LOG_WARN, NCCL_ALL, "NET/JCCL: JCCL_SHIM_GDR=1 ignored: CUDA_DEVICE_MAX_CONNECTIONS is %s, "
                      "and %s's copies between GPU and host memory can queue behind NCCL's kernels, which wait "
                      "for them (a deadlock); set CUDA_DEVICE_MAX_CONNECTIONS=%d before the process starts",
-                     connections, jccl_net_name, GDR_MIN_CUDA_CONNECTIONS);
+                     set != NULL && *set != '\0' ? set : "unset (CUDA's default, 8)", jccl_net_name,
+                     GDR_MIN_CUDA_CONNECTIONS);
         }
     }
     return r;

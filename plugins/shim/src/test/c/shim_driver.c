@@ -114,6 +114,20 @@ static ncclResult_t p_name(int dev, char** name, int* maxRecvs) {
     return r;
 }
 
+/* The pointer types device dev takes, as NCCL reads them. */
+static int p_ptr_support(int dev) {
+    if (v6) {
+        ncclNetProperties_v6_t p;
+        return v6->getProperties(dev, &p) == ncclSuccess ? p.ptrSupport : -1;
+    }
+    if (version == 11) {
+        ncclNetProperties_v11_t p;
+        return v11->getProperties(dev, (void*) &p) == ncclSuccess ? p.ptrSupport : -1;
+    }
+    ncclNetProperties_v12_t p;
+    return ((ncclNet_v12_t*) v11)->getProperties(dev, &p) == ncclSuccess ? p.ptrSupport : -1;
+}
+
 static ncclResult_t p_listen(void* ctx, void* handle, void** lc) {
     return v6 ? v6->listen(0, handle, lc) : v11->listen(ctx, 0, handle, lc);
 }
@@ -727,7 +741,7 @@ static int frozen_peer(double idleMs) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|reload|frozen-peer IDLE_MS\n", argv[0]);
+        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|props|reload|frozen-peer IDLE_MS\n", argv[0]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -757,6 +771,14 @@ int main(int argc, char** argv) {
             printf("OK\n");
         }
         return rc;
+    }
+    if (strcmp(argv[2], "props") == 0) {
+        /* what NCCL is told device 0 takes (called twice: NCCL asks more than once) */
+        void* ctx = NULL;
+        printf("init %d\n", p_init(&ctx, 1));
+        printf("ptrSupport %d\n", p_ptr_support(0));
+        printf("ptrSupport %d\n", p_ptr_support(0));
+        return 0;
     }
     if (strcmp(argv[2], "init") == 0) {
         void* ctx = NULL;

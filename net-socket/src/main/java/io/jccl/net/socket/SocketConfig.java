@@ -75,7 +75,8 @@ public final class SocketConfig {
             description = "Bound in milliseconds on detecting a dead, frozen, unreachable or stuck JcclSocket peer: "
                     + "every comm sends a heartbeat each second (each fifth of a shorter bound), and pending requests "
                     + "fail once the peer has been silent, or has taken or sent none of a started message, for this "
-                    + "long; a peer that exits fails them at once.")
+                    + "long; a peer that exits fails them at once. A request that waits longer with its peer alive (and "
+                    + "nothing of it started) does not fail: the comm logs its state once at INFO.")
     public static final String JCCL_SOCKET_TIMEOUT_MS = "JCCL_SOCKET_TIMEOUT_MS";
 
     @EnvVar(defaultValue = "5000",

@@ -49,8 +49,9 @@ public final class ShimConfig {
             description = "1: the native shim passes a transport's CUDA pointer support (NCCL_PTR_CUDA) on to NCCL, "
                     + "which may then keep its network buffers in GPU memory (GPUDirect, with NCCL_NET_GDR_LEVEL); 0: "
                     + "NCCL is told host memory only and stages through pinned host buffers. Off by default: "
-                    + "JcclSocket's device path (pinned host mirrors) is slower than NCCL's host staging, and NCCL's LL "
-                    + "and LL128 protocols stall on it, so with 1 the shim warns unless NCCL_PROTO=Simple (README, "
-                    + "GPUDirect under NCCL).")
+                    + "JcclSocket's device path (pinned host mirrors) is slower than NCCL's host staging. Honoured only "
+                    + "with CUDA_DEVICE_MAX_CONNECTIONS of at least 32 (else one WARN line and host staging): with fewer "
+                    + "hardware queues the transport's copies can queue behind NCCL's kernels that wait for them, a "
+                    + "deadlock (README, GPUDirect under NCCL).")
     public static final String JCCL_SHIM_GDR = "JCCL_SHIM_GDR";
 }
