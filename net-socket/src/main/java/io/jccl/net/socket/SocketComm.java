@@ -402,7 +402,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         if (longWaitReported) {
             return;
         }
-        long now = System.nanoTime();
+        // The liveness thread's clock (a volatile read): a poll of a pending request is NCCL's proxy
+        // thread's commonest call, and a heartbeat's resolution is plenty against the bound.
+        long now = livenessClock();
         if (r.firstPendingNanos == 0) {
             r.firstPendingNanos = now;
         } else if (now - r.firstPendingNanos > timeoutNanos) {
@@ -411,6 +413,11 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                     + "alive (reported once per connection): %s", sending() ? "send" : "receive",
                     sending() ? "to" : "from", peer, TimeUnit.NANOSECONDS.toMillis(now - r.firstPendingNanos), state(r));
         }
+    }
+
+    /** @return the liveness thread's latest pass, in {@link System#nanoTime} units: a cheap clock */
+    final long livenessClock() {
+        return watch.lastPassNanos();
     }
 
     /** @return the comm's state around pending request {@code r}, for {@link #stillPending} */

@@ -137,7 +137,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
      * pending request ({@link #stillPending}).
      */
     private void refused(long size) {
-        long now = System.nanoTime();
+        long now = livenessClock();
         if (refusedSinceNanos == 0) {
             refusedSinceNanos = now;
         } else if (now - refusedSinceNanos > timeoutNanos) {
