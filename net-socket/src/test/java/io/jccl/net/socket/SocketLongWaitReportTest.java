@@ -24,11 +24,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SocketLongWaitReportTest {
     private static final long BOUND_MS = 200;
 
+    /** @return a loopback with a short failure bound whose log lines go to {@code lines} */
+    private static Loopback recording(List<String> lines) throws NetException {
+        return new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, String.valueOf(BOUND_MS)),
+                (LogLevel level, long subsystems, String message) -> lines.add(level + " " + message));
+    }
+
     @Test
     void aReceiveWaitingPastTheBoundIsReportedOnceWithItsState() throws NetException, InterruptedException {
         List<String> lines = new CopyOnWriteArrayList<>();
-        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, String.valueOf(BOUND_MS)),
-                (LogLevel level, long subsystems, String message) -> lines.add(level + " " + message))) {
+        try (Loopback lo = recording(lines)) {
             Loopback.Pair p = lo.pair();
             MemorySegment dst = lo.allocate(4096);
             NetRequest r = lo.recv(p.recv(), dst, 0, lo.register(p.recv(), dst));
@@ -53,8 +58,7 @@ class SocketLongWaitReportTest {
     @Test
     void anIsendRefusedPastTheBoundIsReportedOnce() throws NetException, InterruptedException {
         List<String> lines = new CopyOnWriteArrayList<>();
-        try (Loopback lo = new Loopback(Map.of(SocketConfig.JCCL_SOCKET_TIMEOUT_MS, String.valueOf(BOUND_MS)),
-                (LogLevel level, long subsystems, String message) -> lines.add(level + " " + message))) {
+        try (Loopback lo = recording(lines)) {
             Loopback.Pair p = lo.pair();
             // larger than an EAGER slot, and no receive was ever posted: no CTS, nothing to go ahead of
             MemorySegment src = lo.allocate(1 << 20);
