@@ -19,6 +19,8 @@ final class ControlIn {
     private static final ValueLayout.OfLong I64 = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
     private final SocketChannel channel;
+    /** Direct socket calls on the channel's descriptor, or null for the channel's own (NIO). */
+    private volatile NativeSocketIo direct;
     private final ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER_BYTES);
     private final MemorySegment memory = MemorySegment.ofBuffer(buffer);
     /** Bytes [parsed, filled) of the buffer are received and not yet consumed. */
@@ -30,8 +32,14 @@ final class ControlIn {
      */
     private boolean drained;
 
-    ControlIn(SocketChannel channel) {
+    ControlIn(SocketChannel channel, NativeSocketIo direct) {
         this.channel = channel;
+        this.direct = direct;
+    }
+
+    /** Before the channel closes: no direct call may name its descriptor after that. */
+    void stopDirectCalls() {
+        direct = null;
     }
 
     /** Starts a pass over the comm's inbound frames: the next read goes to the socket again. */
@@ -76,9 +84,15 @@ final class ControlIn {
         if (filled == BUFFER_BYTES) {
             return 0;
         }
-        buffer.limit((int) Math.min(BUFFER_BYTES, (long) filled + atMost)).position(filled);
-        int asked = buffer.remaining();
-        int n = channel.read(buffer);
+        int asked = (int) Math.min(BUFFER_BYTES - filled, (long) atMost);
+        NativeSocketIo d = direct;
+        int n;
+        if (d != null) {
+            n = (int) d.read(memory.address() + filled, asked);
+        } else {
+            buffer.limit(filled + asked).position(filled);
+            n = channel.read(buffer);
+        }
         if (n < 0) {
             throw new EOFException("the peer closed the connection");
         }
@@ -115,7 +129,9 @@ final class ControlIn {
      * @return bytes read, 0 if none are there yet
      */
     int readDirect(MemoryRegion region, long offset, int length) throws IOException {
-        int n = channel.read(region.view(0, offset, length));
+        NativeSocketIo d = direct;
+        int n = d != null ? (int) d.read(region.memory.address() + offset, length)
+                : channel.read(region.view(0, offset, length));
         if (n < 0) {
             throw new EOFException("the peer closed the connection");
         }

@@ -19,6 +19,8 @@ final class ControlOut {
     static final int ENTRIES = 1024;
 
     private final SocketChannel channel;
+    /** Direct socket calls on the channel's descriptor, or null for the channel's own (NIO). */
+    private volatile NativeSocketIo direct;
     private final ByteBuffer staging = ByteBuffer.allocateDirect(STAGING_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private final ByteBuffer stagingWriter = staging.duplicate().order(ByteOrder.LITTLE_ENDIAN);
     private final MemorySegment stagingMemory = MemorySegment.ofBuffer(staging);
@@ -42,8 +44,19 @@ final class ControlOut {
     private long queuedBytes;
     private long writtenBytes;
 
-    ControlOut(SocketChannel channel) {
+    ControlOut(SocketChannel channel, NativeSocketIo direct) {
         this.channel = channel;
+        this.direct = direct;
+    }
+
+    /** Before the channel closes: no direct call may name its descriptor after that. */
+    void stopDirectCalls() {
+        direct = null;
+    }
+
+    /** @return whether writes are direct socket calls ({@link NativeSocketIo}) */
+    boolean direct() {
+        return direct != null;
     }
 
     /** @return whether entries are waiting to be written */
@@ -114,6 +127,7 @@ final class ControlOut {
      */
     long flush() throws IOException {
         long written = 0;
+        NativeSocketIo d = direct;
         while (head != tail) {
             int i = idx(head);
             long entryBytes = region[i] == null ? end[i] - start[i] : length[i];
@@ -121,11 +135,17 @@ final class ControlOut {
             if (region[i] == null) {
                 // No gathering write of frame and payload: NIO allocates per call when a buffer in
                 // the gather is backed by a memory segment, and the data path must allocate nothing.
-                staging.limit(end[i]).position(start[i] + (int) doneInHead);
-                n = channel.write(staging);
+                int from = start[i] + (int) doneInHead;
+                if (d != null) {
+                    n = d.write(stagingMemory.address() + from, end[i] - from);
+                } else {
+                    staging.limit(end[i]).position(from);
+                    n = channel.write(staging);
+                }
             } else {
                 int step = (int) Math.min(entryBytes - doneInHead, MemoryRegion.WINDOW_STEP);
-                n = channel.write(region[i].view(0, offset[i] + doneInHead, step));
+                n = d != null ? d.write(region[i].memory.address() + offset[i] + doneInHead, step)
+                        : channel.write(region[i].view(0, offset[i] + doneInHead, step));
                 if (n > 0) {
                     owner[i].moved(n);
                 }

@@ -71,8 +71,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         this.control = control;
         this.liveness = liveness;
         this.watch = plugin.livenessWatch();
-        this.out = new ControlOut(control);
-        this.in = new ControlIn(control);
+        NativeSocketIo direct = settings.nativeIo() ? NativeSocketIo.of(control) : null;
+        this.out = new ControlOut(control, direct);
+        this.in = new ControlIn(control, direct);
         this.inlineBytes = settings.inlineBytes(data.length);
         this.minChunkBytes = settings.minChunkBytes();
         this.timeoutNanos = settings.timeout().toNanos();
@@ -384,6 +385,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 plugin.logger().warn("NET/JcclSocket: closing the copy stream of %s: %s", peer, e.getMessage());
             }
         }
+        out.stopDirectCalls();
+        in.stopDirectCalls();
         closeQuietly(control);
         for (DataStream s : streams) {
             closeQuietly(s.channel);

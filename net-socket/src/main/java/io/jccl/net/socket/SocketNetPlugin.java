@@ -117,12 +117,15 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection (%s), %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
+                + "per connection (%s), %s; %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
                 s.ioThreadLimit() == 0 ? "no bound on all connections' I/O threads"
                         : "at most " + s.ioThreadLimit() + " I/O threads for all connections together (JCCL_SOCKET_IO_THREADS)",
                 noCuda == null
                 ? "CUDA device memory staged through pinned host mirrors (ptrSupport HOST|CUDA)"
-                : "host memory only: " + noCuda);
+                : "host memory only: " + noCuda,
+                !s.nativeIo() ? "control streams through NIO (" + SocketConfig.JCCL_SOCKET_NATIVE_IO + "=0)"
+                : NativeSocketIo.isAvailable() ? "control streams through direct send/recv calls"
+                : "control streams through NIO: " + NativeSocketIo.unavailabilityCause().getMessage());
     }
 
     private static boolean jdkNetPresent() {

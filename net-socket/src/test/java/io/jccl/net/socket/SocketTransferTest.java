@@ -19,17 +19,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * The data-path rules of the spec (section 5), for each stream layout: everything on the control
- * stream (no I/O threads) and striped over data streams with I/O threads.
+ * stream (no I/O threads), with direct socket calls and through NIO, and striped over data streams
+ * with I/O threads.
  */
 class SocketTransferTest {
 
+    /** @param layout threads x streams, and " nio" for a control stream through NIO instead of direct calls */
     private static Loopback loopback(String layout) throws NetException {
-        String[] tp = layout.split("x");
-        return new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]));
+        String[] tp = layout.replace(" nio", "").split("x");
+        return new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1],
+                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1"));
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void sizesFromZeroToSixtyFourMiBArriveIntactAndReportTheirSize(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -57,7 +60,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void thirtyTwoRequestsInFlightMatchInPostingOrder(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -100,7 +103,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void aSendLargerThanItsReceiveFailsBothSidesAndTheConnectionCarriesOn(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -130,7 +133,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void isendWouldBlockUntilAReceiveIsPosted(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -148,7 +151,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void tagsPickTheBufferOfAGroupedReceive(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -185,7 +188,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void manyCommsAtOnceKeepTheirOwnData(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             int comms = 8;
