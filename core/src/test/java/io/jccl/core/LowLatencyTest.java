@@ -141,6 +141,61 @@ class LowLatencyTest {
         }
     }
 
+    /**
+     * Across hosts a power-of-two number of ranks all-reduces by recursive doubling, the others
+     * through every contribution: both give every rank the same bits (floats whose sum depends on
+     * the order of the additions), the right values for SUM, AVG and MAX, in place too.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3, 4, 8})
+    void allReduceAcrossHostsGivesEveryRankTheSameBits(int n) {
+        UniqueId id = UniqueId.create(Duration.ofSeconds(20));
+        long count = 33;
+        try (LocalRanks ranks = new LocalRanks(n, n, id, rank -> config(DataPath.SHARED_MEMORY)
+                .hostId("host-" + rank / 2).build())) {
+            List<float[]> sums = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment send = Arena.ofAuto().allocate(count * 4);
+                MemorySegment recv = Arena.ofAuto().allocate(count * 4);
+                for (int i = 0; i < count; i++) {
+                    // Magnitudes far apart: a different order of additions rounds differently.
+                    send.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) ((rank % 2 == 0 ? 1e8 : 1.0) * (i + 1) / (rank + 3.0)));
+                }
+                c.allReduce(send, recv, count, DataType.FLOAT32, ReduceOp.SUM);
+                float[] sum = recv.toArray(ValueLayout.JAVA_FLOAT);
+
+                MemorySegment ints = Arena.ofAuto().allocate(count * 4);
+                for (int i = 0; i < count; i++) {
+                    ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 100 + i);
+                }
+                c.allReduce(ints, ints, count, DataType.INT32, ReduceOp.MAX);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(n * 100 + i, ints.getAtIndex(ValueLayout.JAVA_INT, i), "MAX in place, element " + i);
+                }
+                for (int i = 0; i < count; i++) {
+                    ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * n * 2 + i);
+                }
+                c.allReduce(ints, recv, count, DataType.INT32, ReduceOp.AVG);
+                for (int i = 0; i < count; i++) {
+                    // sum over ranks of (r + 1) * 2n + i, divided by n
+                    assertEquals((n + 1) * n + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "AVG, element " + i);
+                }
+                return sum;
+            });
+            for (int i = 0; i < count; i++) {
+                double exact = 0;
+                for (int r = 0; r < n; r++) {
+                    exact += (float) ((r % 2 == 0 ? 1e8 : 1.0) * (i + 1) / (r + 3.0));
+                }
+                for (int r = 0; r < n; r++) {
+                    assertEquals(Float.floatToRawIntBits(sums.get(0)[i]), Float.floatToRawIntBits(sums.get(r)[i]),
+                            "rank " + r + "'s sum differs in its bits from rank 0's at element " + i);
+                }
+                assertEquals(exact, sums.get(0)[i], Math.abs(exact) * 1e-6, "SUM, element " + i);
+            }
+        }
+    }
+
     /** Ranks that pass different counts get one error naming both calls, on every rank, not wrong data. */
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)

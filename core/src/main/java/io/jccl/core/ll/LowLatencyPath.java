@@ -97,9 +97,13 @@ public final class LowLatencyPath {
                           ReductionKernel kernel) {
         Exchange ex = begin("allReduce", sequence);
         try {
+            long signature = Signature.of(Signature.ALL_REDUCE, type, op, 0, count);
+            if (ex instanceof MeshExchange mesh && mesh.doubles()) {
+                mesh.allReduceByDoubling(operations, signature, send, recv, count, type, op, kernel, waiter);
+                return;
+            }
             long bytes = count * type.size();
-            ex.publish(operations, Signature.of(Signature.ALL_REDUCE, type, op, 0, count), send, 0, bytes, 0,
-                    Exchange.EVERYONE, Exchange.EVERYONE, waiter);
+            ex.publish(operations, signature, send, 0, bytes, 0, Exchange.EVERYONE, Exchange.EVERYONE, waiter);
             reduceAllAt(ex, 0, type, op, count, recv, kernel);
             ex.finish(waiter);
         } finally {
