@@ -168,6 +168,46 @@ public final class NetBenchmark implements AutoCloseable {
         return Measure.median(rtt) / 2e3;
     }
 
+    /**
+     * The transport's own cost of a small message, without a second thread: one thread posts a
+     * receive, sends into it and tests both until done, {@code iterations} times, as a single
+     * polling thread (NCCL's proxy) does for a connection to itself. No scheduler is involved, so
+     * this is the CPU time of the calls: their syscalls and the transport's code.
+     *
+     * @return mean nanoseconds per message
+     */
+    public double oneThreadNanos(int size, int iterations, int warmup) throws Exception {
+        MemorySegment src = arena.allocate(Math.max(1, size), 64);
+        MemorySegment dst = arena.allocate(Math.max(1, size), 64);
+        MemoryHandle sm = net.regMr(abSend, src, PointerType.HOST);
+        MemoryHandle rm = net.regMr(abRecv, dst, PointerType.HOST);
+        MemorySegment[] buffer = {dst};
+        int[] tags = {0};
+        MemoryHandle[] mhs = {rm};
+        int[] sizes = new int[8];
+        long t0 = 0;
+        for (int i = 0; i < iterations + warmup; i++) {
+            if (i == warmup) {
+                t0 = System.nanoTime();
+            }
+            NetRequest r = net.irecv(abRecv, 1, buffer, tags, mhs);
+            NetRequest s;
+            while ((s = net.isend(abSend, src, 0, sm)) == null) {
+                Thread.onSpinWait();
+            }
+            boolean sent = false;
+            boolean received = false;
+            while (!sent || !received) {
+                sent = sent || net.test(s, sizes);
+                received = received || net.test(r, sizes);
+            }
+        }
+        double nanos = (System.nanoTime() - t0) / (double) iterations;
+        net.deregMr(abSend, sm);
+        net.deregMr(abRecv, rm);
+        return nanos;
+    }
+
     /** One side of a ping-pong: one receive posted ahead, sends tested to completion lazily. */
     private final class Endpoint {
         private final SendComm send;

@@ -94,6 +94,26 @@ public final class RawSocketBaseline implements AutoCloseable {
         return Measure.median(rtt) / 2e3;
     }
 
+    /**
+     * The kernel's share of a small message, without a second thread: one thread writes
+     * {@code size} bytes on the client and reads them on the server, {@code iterations} times.
+     *
+     * @return mean nanoseconds per message
+     */
+    public double oneThreadNanos(int size, int iterations, int warmup) throws Exception {
+        ByteBuffer out = ByteBuffer.allocateDirect(size);
+        ByteBuffer in = ByteBuffer.allocateDirect(size);
+        long t0 = 0;
+        for (int i = 0; i < iterations + warmup; i++) {
+            if (i == warmup) {
+                t0 = System.nanoTime();
+            }
+            client.write(out.clear());
+            readFully(server, in.clear());
+        }
+        return (System.nanoTime() - t0) / (double) iterations;
+    }
+
     private static void readFully(SocketChannel c, ByteBuffer b) throws IOException {
         while (b.hasRemaining()) {
             if (c.read(b) < 0) {

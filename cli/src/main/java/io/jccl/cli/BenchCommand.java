@@ -112,6 +112,20 @@ final class BenchCommand {
                                 + "ratio %.2f%n", size, rawLat, name, netLat, netLat / rawLat);
                         out.flush();
                     }
+                    for (String sizeText : latencySizes) {
+                        int size = (int) Env.parseBytes(sizeText);
+                        int iterations = (int) Math.max(200, Math.min(latencyIterations, (2L << 30) / Math.max(size, 1) / 8));
+                        double bestRaw = Double.MAX_VALUE;
+                        double bestNet = Double.MAX_VALUE;
+                        for (int r = 0; r < repeat; r++) {
+                            bestRaw = Math.min(bestRaw, raw.oneThreadNanos(size, iterations, iterations / 4));
+                            bestNet = Math.min(bestNet, bench.oneThreadNanos(size, iterations, iterations / 4));
+                        }
+                        out.printf(Locale.ROOT, "# %d-byte message on one thread (no scheduler: the calls' own cost): raw "
+                                + "write and read %.0f ns, %s isend, irecv and tests %.0f ns, ratio %.2f%n", size, bestRaw,
+                                name, bestNet, bestNet / bestRaw);
+                        out.flush();
+                    }
                     out.println();
                 } finally {
                     net.close();
