@@ -142,6 +142,29 @@ class ReferenceTest {
         return new MemorySegment[] {all, out};
     }
 
+    /** c0 + c1 + ... + c(n-1), left to right. */
+    private static float rankOrderSum(MemorySegment all, long count, int n, long i) {
+        float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+        for (int r = 1; r < n; r++) {
+            acc = acc + all.getAtIndex(ValueLayout.JAVA_FLOAT, r * count + i);
+        }
+        return acc;
+    }
+
+    /** Recursive doubling's order: each round adds the partial sums of pairs of groups, lower group first. */
+    private static float doublingSum(MemorySegment all, long count, int n, long i) {
+        float[] partial = new float[n];
+        for (int r = 0; r < n; r++) {
+            partial[r] = all.getAtIndex(ValueLayout.JAVA_FLOAT, r * count + i);
+        }
+        for (int width = 1; width < n; width <<= 1) {
+            for (int r = 0; r < n; r += 2 * width) {
+                partial[r] = partial[r] + partial[r + width];
+            }
+        }
+        return partial[0];
+    }
+
     private static float treeSum(MemorySegment all, long count, int n, int rank, int tree, long i) {
         float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, rank * count + i);
         for (int child : io.jccl.core.collective.DoubleBinaryTree.node(n, rank, 0, tree).children()) {
@@ -151,9 +174,10 @@ class ReferenceTest {
     }
 
     /**
-     * The LL protocol reduces every rank's contribution in rank order on every rank: float sums
-     * equal a reference that adds rank 0's value, then rank 1's, and so on, bit for bit, on every
-     * rank, through the shared-memory board and through the connection mesh alike.
+     * The LL protocol gives every rank the same bits, in a fixed order: on the shared-memory board
+     * float sums equal a reference that adds rank 0's value, then rank 1's, and so on; through the
+     * connection mesh (a power-of-two number of ranks: recursive doubling) one that adds the pairs
+     * of each round, lower rank first: (c0 + c1) + (c2 + c3). Bit for bit, on every rank.
      */
     @Test
     void smallFloatSumsAddInRankOrderBitForBitOnEveryRank() {
@@ -171,10 +195,7 @@ class ReferenceTest {
                     MemorySegment out = gatheredAndSummed[1];
                     long bad = 0;
                     for (long i = 0; i < count; i++) {
-                        float acc = all.getAtIndex(ValueLayout.JAVA_FLOAT, i);
-                        for (int r = 1; r < n; r++) {
-                            acc = acc + all.getAtIndex(ValueLayout.JAVA_FLOAT, r * count + i);
-                        }
+                        float acc = oneHost ? rankOrderSum(all, count, n, i) : doublingSum(all, count, n, i);
                         if (Float.floatToRawIntBits(acc) != Float.floatToRawIntBits(out.getAtIndex(ValueLayout.JAVA_FLOAT, i))) {
                             bad++;
                         }

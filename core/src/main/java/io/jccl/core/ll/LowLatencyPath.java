@@ -24,7 +24,9 @@ import java.util.function.Supplier;
 /**
  * Small collectives run on the calling thread in one step: every rank publishes its contribution
  * and reads what it needs of the others' ({@link Exchange}), then reduces or copies into its
- * output, always in rank order, so every rank computes bit-identical results. The exchange is set
+ * output, always in rank order, so every rank computes bit-identical results. (Through the
+ * connection mesh an all-reduce of a power-of-two number of ranks runs by recursive doubling
+ * instead, {@link MeshExchange#allReduceByDoubling}: also the same bits on every rank.) The exchange is set
  * up by the first small call, which every rank makes at the same point. One call at a time per
  * communicator; a second thread calling concurrently is refused.
  */
