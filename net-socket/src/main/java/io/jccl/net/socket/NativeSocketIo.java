@@ -152,24 +152,8 @@ final class NativeSocketIo {
      * @throws IOException the connection failed (reset, broken pipe), with the C library's words
      */
     long write(long address, long length) throws IOException {
-        while (true) {
-            long n;
-            try {
-                n = (long) SEND.invokeExact(callState, fd, address, length, FLAGS);
-            } catch (Throwable t) {
-                throw new IOException("send(): " + t, t);
-            }
-            if (n >= 0) {
-                return n;
-            }
-            int errno = (int) ERRNO.get(callState, 0L);
-            if (errno == EAGAIN) {
-                return 0;
-            }
-            if (errno != EINTR) {
-                throw new IOException(describe(errno));
-            }
-        }
+        long n = call(SEND, "send", address, length);
+        return n == WOULD_BLOCK ? 0 : n;
     }
 
     /**
@@ -180,22 +164,31 @@ final class NativeSocketIo {
      * @throws IOException the connection failed, with the C library's words
      */
     long read(long address, long length) throws IOException {
+        long n = call(RECV, "recv", address, length);
+        if (n == WOULD_BLOCK) {
+            return 0;
+        }
+        return n == 0 && length > 0 ? -1 : n;
+    }
+
+    /** {@link #call}'s answer when the socket would block (EAGAIN). */
+    private static final long WOULD_BLOCK = -1;
+
+    /** @return what send or recv returned, retried on EINTR, or {@link #WOULD_BLOCK} */
+    private long call(MethodHandle function, String name, long address, long length) throws IOException {
         while (true) {
             long n;
             try {
-                n = (long) RECV.invokeExact(callState, fd, address, length, FLAGS);
+                n = (long) function.invokeExact(callState, fd, address, length, FLAGS);
             } catch (Throwable t) {
-                throw new IOException("recv(): " + t, t);
+                throw new IOException(name + "(): " + t, t);
             }
-            if (n > 0) {
+            if (n >= 0) {
                 return n;
-            }
-            if (n == 0) {
-                return length == 0 ? 0 : -1;
             }
             int errno = (int) ERRNO.get(callState, 0L);
             if (errno == EAGAIN) {
-                return 0;
+                return WOULD_BLOCK;
             }
             if (errno != EINTR) {
                 throw new IOException(describe(errno));
