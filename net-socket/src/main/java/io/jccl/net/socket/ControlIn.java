@@ -130,6 +130,10 @@ final class ControlIn {
      */
     int readDirect(MemoryRegion region, long offset, int length) throws IOException {
         NativeSocketIo d = direct;
+        if (d != null && region.isReleased()) {
+            // A direct call writes to the address as it is: never into memory given back.
+            throw new IOException("a receive's registration was released before the receive completed");
+        }
         int n = d != null ? (int) d.read(region.memory.address() + offset, length)
                 : channel.read(region.view(0, offset, length));
         if (n < 0) {

@@ -54,11 +54,6 @@ final class ControlOut {
         direct = null;
     }
 
-    /** @return whether writes are direct socket calls ({@link NativeSocketIo}) */
-    boolean direct() {
-        return direct != null;
-    }
-
     /** @return whether entries are waiting to be written */
     boolean busy() {
         return head != tail;
@@ -144,6 +139,11 @@ final class ControlOut {
                 }
             } else {
                 int step = (int) Math.min(entryBytes - doneInHead, MemoryRegion.WINDOW_STEP);
+                if (d != null && region[i].isReleased()) {
+                    // A direct call reads the address as it is: never memory given back (NIO's
+                    // view of a freed mirror would throw instead).
+                    throw new IOException("a send's registration was released before the send completed");
+                }
                 n = d != null ? d.write(region[i].memory.address() + offset[i] + doneInHead, step)
                         : channel.write(region[i].view(0, offset[i] + doneInHead, step));
                 if (n > 0) {

@@ -102,6 +102,31 @@ class SocketTransferTest {
         }
     }
 
+    /**
+     * Misuse: a registration released while a receive into it is pending. The direct socket calls
+     * take addresses as they are (a released device mirror is freed memory), so the receive fails
+     * with a clear error instead of reading into it.
+     */
+    @org.junit.jupiter.api.Test
+    void aReceiveWhoseRegistrationWasReleasedFailsInsteadOfReadingIntoIt() throws NetException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NativeSocketIo.isAvailable(),
+                () -> "direct socket calls unavailable: " + NativeSocketIo.unavailabilityCause());
+        try (Loopback lo = loopback("0x1")) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(1 << 20);
+            MemorySegment dst = lo.allocate(1 << 20);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            NetRequest r = lo.recv(p.recv(), dst, 0, rm);
+            lo.plugin.deregMr(p.recv(), rm);
+            NetRequest s = lo.send(p.send(), src, 0, sm);
+            Loopback.Outcome[] o = lo.settle(s, r);
+            NetException re = o[1].error();
+            assertNotNull(re, "the receive into a released registration completed");
+            assertTrue(re.getMessage().contains("registration was released"), re.getMessage());
+        }
+    }
+
     @ParameterizedTest(name = "threads x streams = {0}")
     @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void aSendLargerThanItsReceiveFailsBothSidesAndTheConnectionCarriesOn(String layout) throws NetException {
