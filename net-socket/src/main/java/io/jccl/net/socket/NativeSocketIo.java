@@ -30,8 +30,9 @@ import java.util.Locale;
  * 3.4 to 4.4 us through NIO, a read likewise. NCCL's own socket transport makes the bare calls.
  *
  * <p>The channel stays the owner of the descriptor: it opened and configured it and closes it. The
- * comm stops calling here before it closes the channel (both on the comm's caller thread), so a
- * descriptor number is never used after the kernel may have given it to another file. Calls pass
+ * comm stops calling here before it closes the channel, under the lock its other callers (the
+ * liveness thread's CTS writes) hold, so a descriptor number is never used after the kernel may
+ * have given it to another file. Calls pass
  * {@code MSG_DONTWAIT} (never block, whatever the channel's mode) and {@code MSG_NOSIGNAL} (a write
  * to a reset connection is an error, not a SIGPIPE: the shim's JVM runs with {@code -Xrs}, without
  * the JVM's handler that ignores it). Being short and non-blocking, they run as critical downcalls
@@ -109,7 +110,10 @@ final class NativeSocketIo {
     }
 
     private final int fd;
-    /** errno of this stream's last call; one caller thread at a time, so one segment each. */
+    /**
+     * errno of the last call: the comm calls from one thread at a time (its caller, or the
+     * liveness thread under the comm's lock), so one segment serves both directions.
+     */
     private final MemorySegment callState = Arena.ofAuto().allocate(CALL_STATE);
 
     private NativeSocketIo(int fd) {

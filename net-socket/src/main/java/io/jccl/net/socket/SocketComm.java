@@ -385,9 +385,14 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 plugin.logger().warn("NET/JcclSocket: closing the copy stream of %s: %s", peer, e.getMessage());
             }
         }
-        out.stopDirectCalls();
-        in.stopDirectCalls();
-        closeQuietly(control);
+        // Under the comm's lock: the liveness thread writes a receiving comm's held-back CTS frames
+        // under it (SocketRecvComm.wantFromWatch), and must never call the descriptor once the
+        // kernel may have given its number to another file.
+        synchronized (this) {
+            out.stopDirectCalls();
+            in.stopDirectCalls();
+            closeQuietly(control);
+        }
         for (DataStream s : streams) {
             closeQuietly(s.channel);
         }
