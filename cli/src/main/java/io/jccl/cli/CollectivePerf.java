@@ -166,6 +166,37 @@ final class CollectivePerf {
     }
 
     /**
+     * Whether HotSpot's optimizing compiler (C2) is compiling or has methods queued, from the
+     * {@code Compiler.queue} diagnostic command. With more busy ranks than cores the compiler
+     * threads get little time: a round can end with no compilation finished while the compiles
+     * that matter wait in the queue, and the table's loop then runs (and deoptimises) the code they
+     * were to replace. {@code false} where the command is not there (another JVM).
+     */
+    private static boolean optimizingCompilerBusy() {
+        String queue;
+        try {
+            queue = String.valueOf(ManagementFactory.getPlatformMBeanServer().invoke(
+                    new javax.management.ObjectName("com.sun.management:type=DiagnosticCommand"), "compilerQueue",
+                    new Object[] {null}, new String[] {String[].class.getName()}));
+        } catch (javax.management.JMException | RuntimeException e) {
+            return false;
+        }
+        boolean inC2Queue = false;
+        for (String line : queue.split("\\R")) {
+            String l = line.strip();
+            if (l.startsWith("C2 CompilerThread")) {
+                return true; // compiling now
+            }
+            if (l.endsWith("compile queue:")) {
+                inC2Queue = l.startsWith("C2");
+            } else if (inC2Queue && !l.isEmpty() && !l.equals("Empty")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
      * nccl-tests' warm-up (a few calls per size) suits a GPU; a JVM also needs its hot paths
      * compiled before timing means anything. Not timed, not printed.
      */
@@ -189,8 +220,8 @@ final class CollectivePerf {
                 warmUpCalls += WARM_UP_BURST;
             }
             long now = System.nanoTime();
-            boolean compiling = (watchJit && jit.getTotalCompilationTime() > compiledBefore || now - start < WARM_UP_MIN_NANOS)
-                    && now - deadline < 0;
+            boolean compiling = (watchJit && jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy()
+                    || now - start < WARM_UP_MIN_NANOS) && now - deadline < 0;
             // Every rank must make the same calls: go on while any rank still compiles.
             if (sum(compiling ? 1 : 0) == 0) {
                 break;

@@ -54,6 +54,7 @@ public final class CommConfig {
     private final boolean netGpuDirect;
     private final boolean collNet;
     private final long lowLatencyBytes;
+    private final long boardAllReduceBytes;
     private final String algorithms;
     private final String hostId;
     private final NetLogger logger;
@@ -63,6 +64,12 @@ public final class CommConfig {
     static final long DEFAULT_LL_BYTES = 64 << 10;
     /** The largest LL threshold: a board holds two areas of it per rank. */
     static final long MAX_LL_BYTES = 1 << 20;
+    /** JCCL_BOARD_ALLREDUCE=auto: decided per communicator from its ranks and the host's cores. */
+    public static final long BOARD_ALLREDUCE_AUTO = -1;
+    /** The board all-reduce where auto turns it on. */
+    public static final long AUTO_BOARD_ALLREDUCE_BYTES = 1 << 20;
+    /** The largest board all-reduce: a board holds two areas of it (and a block) per rank. */
+    static final long MAX_BOARD_ALLREDUCE_BYTES = 4 << 20;
 
     private CommConfig(Builder b) {
         this.netName = b.netName;
@@ -81,6 +88,7 @@ public final class CommConfig {
         this.netGpuDirect = b.netGpuDirect;
         this.collNet = b.collNet;
         this.lowLatencyBytes = b.lowLatencyBytes;
+        this.boardAllReduceBytes = b.boardAllReduceBytes;
         this.algorithms = b.algorithms;
         this.hostId = b.hostId;
         this.logger = b.logger;
@@ -187,6 +195,15 @@ public final class CommConfig {
     }
 
     /**
+     * @return the largest all-reduce run in blocks on the shared-memory board
+     *         ({@code JCCL_BOARD_ALLREDUCE}), {@link #BOARD_ALLREDUCE_AUTO} for auto; 0 when off or
+     *         when LL is off
+     */
+    public long boardAllReduceBytes() {
+        return lowLatencyBytes == 0 ? 0 : boardAllReduceBytes;
+    }
+
+    /**
      * @return the algorithms allowed, NCCL_ALGO's syntax (e.g. {@code Tree}, {@code ^Ring}); blank
      *         for all, when the tuner chooses per call
      */
@@ -214,7 +231,7 @@ public final class CommConfig {
         return "CommConfig[net=" + (netName == null ? "auto" : netName) + ", channels=" + channels + ", stepBytes="
                 + stepBytes + ", p2pStepBytes=" + p2pStepBytes + ", timeout=" + timeout.toMillis() + "ms, peerTimeout="
                 + peerTimeout.toMillis() + "ms, proxyIdle=" + proxyIdle + ", callerProgress=" + callerProgress
-                + ", sharedMemory=" + sharedMemory + ", peerToPeer=" + peerToPeer + ", collNet=" + collNet + ", lowLatencyBytes=" + lowLatencyBytes + ", algorithms="
+                + ", sharedMemory=" + sharedMemory + ", peerToPeer=" + peerToPeer + ", collNet=" + collNet + ", lowLatencyBytes=" + lowLatencyBytes + ", boardAllReduceBytes=" + boardAllReduceBytes + ", algorithms="
                 + (algorithms.isBlank() ? "auto" : algorithms) + "]";
     }
 
@@ -236,6 +253,7 @@ public final class CommConfig {
         private boolean netGpuDirect;
         private boolean collNet;
         private long lowLatencyBytes;
+        private long boardAllReduceBytes = BOARD_ALLREDUCE_AUTO;
         private String algorithms;
         private String hostId;
         private NetLogger logger;
@@ -293,6 +311,10 @@ public final class CommConfig {
             check(ll >= 0 && ll <= MAX_LL_BYTES, CoreConfig.JCCL_LL_THRESHOLD + "=" + ll + " is outside 0 .. "
                     + MAX_LL_BYTES);
             lowLatencyBytes = protocolAllowsLowLatency(Env.get(CoreConfig.NCCL_PROTO)) ? ll : 0;
+            String board = Env.get(CoreConfig.JCCL_BOARD_ALLREDUCE);
+            if (board != null && !board.isBlank() && !board.trim().equalsIgnoreCase("auto")) {
+                boardAllReduceBytes(Env.getBytes(CoreConfig.JCCL_BOARD_ALLREDUCE, 0));
+            }
             algorithms(Env.get(CoreConfig.NCCL_ALGO, ""));
             String id = Env.get(CoreConfig.NCCL_HOSTID);
             hostId = id == null || id.isBlank() ? null : id;
@@ -339,6 +361,18 @@ public final class CommConfig {
         public Builder lowLatencyBytes(long bytes) {
             check(bytes >= 0 && bytes <= MAX_LL_BYTES, "LL threshold " + bytes + " is outside 0 .. " + MAX_LL_BYTES);
             this.lowLatencyBytes = bytes;
+            return this;
+        }
+
+        /**
+         * @param bytes largest all-reduce run in blocks on the shared-memory board; 0 for none,
+         *              {@link #BOARD_ALLREDUCE_AUTO} to decide from the host's ranks and cores
+         */
+        public Builder boardAllReduceBytes(long bytes) {
+            check(bytes == BOARD_ALLREDUCE_AUTO || bytes >= 0 && bytes <= MAX_BOARD_ALLREDUCE_BYTES,
+                    CoreConfig.JCCL_BOARD_ALLREDUCE + "=" + bytes + " is outside 0 .. " + MAX_BOARD_ALLREDUCE_BYTES
+                            + " (or auto)");
+            this.boardAllReduceBytes = bytes;
             return this;
         }
 

@@ -205,7 +205,8 @@ public final class Communicator implements AutoCloseable {
         try {
             b = Bootstrap.join(id.rootAddress(), id.secret(), rank, nranks, hostName(),
                     layout(net.name(), config.channels(), config.stepBytes(), config.p2pStepBytes(),
-                            (int) config.lowLatencyBytes(), algorithmMask(config.algorithms()), config.sharedMemory(),
+                            (int) config.lowLatencyBytes(), algorithmMask(config.algorithms()),
+                            (int) config.boardAllReduceBytes(), config.sharedMemory(),
                             config.hostId() != null ? config.hostId() : defaultHostId(), config.collNet()),
                     config.timeout(),
                     config.peerTimeout(), log, this::failed);
@@ -232,7 +233,8 @@ public final class Communicator implements AutoCloseable {
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
                     config.timeout().toNanos(), b::describe, log, this::failed, this::diagnoseTimeout, config.callerProgress(),
                     oversubscribedHere());
-            this.lowLatency = lowLatencyPath(agreed[3], devices[0]);
+            this.lowLatency = lowLatencyPath(agreed[3], agreed[6],
+                    algorithmsOf(agreed[4]).equals(EnumSet.allOf(Algorithm.class)), devices[0]);
             b.setStatusSource(() -> issued);
             proxy.start();
             b.startMonitoring();
@@ -344,7 +346,7 @@ public final class Communicator implements AutoCloseable {
     }
 
     private static byte[] layout(String netName, int channels, int stepBytes, int p2pStepBytes, int lowLatencyBytes,
-                                 int algorithms, boolean shm, String hostId, boolean collNet) {
+                                 int algorithms, int boardAllReduceBytes, boolean shm, String hostId, boolean collNet) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         try (DataOutputStream out = new DataOutputStream(bytes)) {
             out.writeUTF(netName);
@@ -353,6 +355,7 @@ public final class Communicator implements AutoCloseable {
             out.writeInt(p2pStepBytes);
             out.writeInt(lowLatencyBytes);
             out.writeInt(algorithms);
+            out.writeInt(boardAllReduceBytes);
             out.writeBoolean(shm);
             out.writeUTF(hostId);
             out.writeBoolean(collNet);
@@ -367,14 +370,18 @@ public final class Communicator implements AutoCloseable {
     /**
      * Every rank takes rank 0's channel layout and shared-memory setting; all must use the same
      * transport. Learns each rank's host id, which decides the peers reached through shared memory.
+     *
+     * @return channels, step bytes, p2p step bytes, LL bytes, algorithms, CollNet on (1) or off,
+     *         board all-reduce bytes (-1: auto)
      */
     private int[] agreeOnLayout(Bootstrap b) {
-        int[] agreed = new int[6];
+        int[] agreed = new int[7];
         String netOfRank0 = null;
         for (int r = 0; r < nranks; r++) {
             try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(b.peer(r).attributes()))) {
                 String netName = in.readUTF();
                 int[] values = {in.readInt(), in.readInt(), in.readInt(), in.readInt(), in.readInt()};
+                int board = in.readInt();
                 boolean shm = in.readBoolean();
                 hostIds[r] = in.readUTF();
                 int collNetOn = in.readBoolean() ? 1 : 0;
@@ -382,8 +389,9 @@ public final class Communicator implements AutoCloseable {
                 cpusOf[r] = CpuBinding.cpusOf(in.readUTF());
                 if (r == 0) {
                     netOfRank0 = netName;
-                    agreed = java.util.Arrays.copyOf(values, 6);
+                    agreed = java.util.Arrays.copyOf(values, 7);
                     agreed[5] = collNetOn;
+                    agreed[6] = board;
                     sharedMemory = shm;
                 } else if (!netName.equalsIgnoreCase(netOfRank0)) {
                     throw new JcclException(NetResult.INVALID_USAGE, r, b.describe(r) + " uses transport " + netName
@@ -519,7 +527,7 @@ public final class Communicator implements AutoCloseable {
      * host (and shared memory is on), else a connection to each rank, for at most
      * {@link #LL_MAX_MESH_RANKS} ranks. Every rank decides alike from what all know.
      */
-    private LowLatencyPath lowLatencyPath(int bytes, int device) {
+    private LowLatencyPath lowLatencyPath(int bytes, int boardAllReduce, boolean anyAlgorithm, int device) {
         boolean[] sameHost = new boolean[nranks];
         boolean allLocal = true;
         for (int r = 0; r < nranks; r++) {
@@ -533,7 +541,14 @@ public final class Communicator implements AutoCloseable {
         // bounds the bytes a rank sends, as on a ring step (4 ranks over loopback TCP on 2 cores:
         // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
         long limit = allLocal || nranks <= 2 ? bytes : Math.max(1, bytes / (nranks - 1));
-        return new LowLatencyPath(rank, nranks, limit, new LowLatencyPath.Links(bootstrap, net, device, arena,
+        // Beyond that, an all-reduce of ranks that share a host and its cores runs on the board in
+        // blocks (4 ranks on 2 cores, 1 MiB: 380-410 us against the ring's 508-541; on 2 ranks with
+        // a core each the ring is the faster, 178 us against 196). Auto leaves an NCCL_ALGO choice alone.
+        long board = !allLocal || nranks == 1 ? 0
+                : boardAllReduce == CommConfig.BOARD_ALLREDUCE_AUTO
+                        ? (oversubscribedHere() && anyAlgorithm ? CommConfig.AUTO_BOARD_ALLREDUCE_BYTES : 0)
+                        : boardAllReduce;
+        return new LowLatencyPath(rank, nranks, limit, Math.max(limit, board), new LowLatencyPath.Links(bootstrap, net, device, arena,
                 config.timeout(), log, sameHost, oversubscribedHere(), LL_TAG), () -> failure, this::diagnose);
     }
 
@@ -826,7 +841,9 @@ public final class Communicator implements AutoCloseable {
         if (ll == null) {
             return simple;
         }
-        return "LL up to " + ll.maxBytes() + " B a rank (" + ll.describe() + "), " + simple + " above";
+        String board = ll.allReduceMaxBytes() > ll.maxBytes()
+                ? "; all-reduce up to " + ll.allReduceMaxBytes() + " B on the board in blocks" : "";
+        return "LL up to " + ll.maxBytes() + " B a rank (" + ll.describe() + board + "), " + simple + " above";
     }
 
     /**
@@ -890,7 +907,8 @@ public final class Communicator implements AutoCloseable {
             return "P2P";
         }
         LowLatencyPath ll = lowLatency;
-        if (ll != null && ll.accepts(contribution)) {
+        if (ll != null && (collective == Tuner.Collective.ALL_REDUCE ? ll.acceptsAllReduce(contribution)
+                : ll.accepts(contribution))) {
             return "LL";
         }
         return tuner.choose(collective, bytes).ncclName();
@@ -1088,7 +1106,7 @@ public final class Communicator implements AutoCloseable {
         checkBuffer("sendbuff", send, bytes);
         checkBuffer("recvbuff", recv, bytes);
         ReductionKernel k = kernel(type, op, send, recv);
-        if (small(bytes)) {
+        if (lowLatency != null && lowLatency.acceptsAllReduce(bytes) && !Group.isActive()) {
             long seq = enterSmall();
             CollectiveEvent event = Events.beginCollective("allReduce", bytes, "LL", rank, nranks, seq);
             try {

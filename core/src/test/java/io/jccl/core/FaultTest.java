@@ -109,8 +109,9 @@ class FaultTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)
     void abortReturnsWhileACollectiveIsStuckAndTheOtherRanksLearnWhy(DataPath path) {
+        // The proxy's path: an all-reduce the board would run on the calling thread could not be left stuck.
         try (LocalRanks local = new LocalRanks(3, CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(60))
-                .peerTimeout(Duration.ofSeconds(2)).build())) {
+                .peerTimeout(Duration.ofSeconds(2)).boardAllReduceBytes(0).build())) {
             MemorySegment buf = Arena.ofAuto().allocate(1 << 20);
             Completion stuck0 = local.comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
             Completion stuck1 = local.comms[1].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
@@ -133,7 +134,8 @@ class FaultTest {
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)
     void anOperationThatMakesNoProgressTimesOutNamingTheRankItWaitsFor(DataPath path) {
-        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(1)).build())) {
+        try (LocalRanks local = new LocalRanks(3, CommConfig.builder().sharedMemory(path.shm).timeout(Duration.ofSeconds(1))
+                .boardAllReduceBytes(0).build())) {
             MemorySegment buf = Arena.ofAuto().allocate(1 << 20);
             Completion a = local.comms[0].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);
             Completion b = local.comms[1].allReduceAsync(buf, buf, 1 << 18, DataType.FLOAT32, ReduceOp.SUM);

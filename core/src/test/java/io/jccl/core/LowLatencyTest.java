@@ -196,6 +196,88 @@ class LowLatencyTest {
         }
     }
 
+    /**
+     * An all-reduce beyond the LL threshold on a board ({@code JCCL_BOARD_ALLREDUCE}) runs in
+     * blocks, one a rank: every rank gets the same bits, summed in rank order as the board's
+     * small all-reduce sums ((c0 + c1) + c2 ...), for counts that do not divide by the ranks, out
+     * of place and in place, for SUM, AVG and MAX, and back to back with small calls and ring calls
+     * (the two sets of areas alternate between calls of both kinds).
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3, 4})
+    void boardAllReduceInBlocksGivesEveryRankTheRankOrderSum(int n) {
+        long count = 20_003; // 80 KiB of floats: beyond the 16 KiB LL threshold, below the board's 128 KiB
+        try (LocalRanks ranks = new LocalRanks(n, config(DataPath.SHARED_MEMORY).boardAllReduceBytes(128 << 10).build())) {
+            assertEquals("LL", ranks.comms[0].algorithmFor(io.jccl.core.check.CollectiveKind.ALL_REDUCE, count * 4));
+            assertTrue(!ranks.comms[0].algorithmFor(io.jccl.core.check.CollectiveKind.ALL_REDUCE, 256 << 10).equals("LL"),
+                    "256 KiB is beyond the board's 128 KiB");
+            List<float[]> sums = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment send = Arena.ofAuto().allocate(count * 4);
+                MemorySegment recv = Arena.ofAuto().allocate(count * 4);
+                MemorySegment ints = Arena.ofAuto().allocate(count * 4);
+                MemorySegment small = Arena.ofAuto().allocate(64);
+                float[] first = null;
+                for (int round = 0; round < 3; round++) {
+                    for (int i = 0; i < count; i++) {
+                        // Magnitudes far apart: a different order of additions rounds differently.
+                        send.setAtIndex(ValueLayout.JAVA_FLOAT, i,
+                                (float) ((rank % 2 == 0 ? 1e8 : 1.0) * (i + 1 + round) / (rank + 3.0)));
+                    }
+                    c.allReduce(send, recv, count, DataType.FLOAT32, ReduceOp.SUM);
+                    float[] sum = recv.toArray(ValueLayout.JAVA_FLOAT);
+                    if (round == 0) {
+                        first = sum;
+                    }
+                    c.allReduce(small, small, 16, DataType.FLOAT32, ReduceOp.SUM); // a small call between
+
+                    for (int i = 0; i < count; i++) {
+                        ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 100 + i);
+                    }
+                    c.allReduce(ints, ints, count, DataType.INT32, ReduceOp.MAX);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(n * 100 + i, ints.getAtIndex(ValueLayout.JAVA_INT, i), "MAX in place, element " + i);
+                    }
+                    for (int i = 0; i < count; i++) {
+                        ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * n * 2 + i);
+                    }
+                    c.allReduce(ints, recv, count, DataType.INT32, ReduceOp.AVG);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals((n + 1) * n + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "AVG, element " + i);
+                    }
+                    // A ring call (beyond the board) between board calls.
+                    MemorySegment big = Arena.ofAuto().allocate(256 << 10);
+                    c.allReduce(big, big, (256 << 10) / 4, DataType.FLOAT32, ReduceOp.SUM);
+                }
+                return first;
+            });
+            for (int i = 0; i < count; i++) {
+                float inOrder = 0;
+                for (int r = 0; r < n; r++) {
+                    float x = (float) ((r % 2 == 0 ? 1e8 : 1.0) * (i + 1) / (r + 3.0));
+                    inOrder = r == 0 ? x : inOrder + x;
+                }
+                for (int r = 0; r < n; r++) {
+                    assertEquals(Float.floatToRawIntBits(inOrder), Float.floatToRawIntBits(sums.get(r)[i]),
+                            "rank " + r + "'s sum is not (c0 + c1) + ... in its bits at element " + i);
+                }
+            }
+        }
+    }
+
+    /** The board's all-reduce is off unless asked for or ranks outnumber cores; JCCL_BOARD_ALLREDUCE checks its value. */
+    @Test
+    void boardAllReduceLimitIsChecked() {
+        assertThrows(IllegalArgumentException.class, () -> CommConfig.builder().boardAllReduceBytes((4 << 20) + 1));
+        assertThrows(IllegalArgumentException.class, () -> CommConfig.builder().boardAllReduceBytes(-2));
+        assertEquals(0, CommConfig.builder().lowLatencyBytes(0).boardAllReduceBytes(1 << 20).build().boardAllReduceBytes(),
+                "with LL off there is no board");
+        try (LocalRanks ranks = new LocalRanks(2, config(DataPath.SHARED_MEMORY).boardAllReduceBytes(0).build())) {
+            assertTrue(!ranks.comms[0].algorithmFor(io.jccl.core.check.CollectiveKind.ALL_REDUCE, 64 << 10).equals("LL"),
+                    "64 KiB is beyond the 16 KiB threshold and the board all-reduce is off");
+        }
+    }
+
     /** Ranks that pass different counts get one error naming both calls, on every rank, not wrong data. */
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)

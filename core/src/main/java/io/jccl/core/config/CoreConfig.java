@@ -75,6 +75,15 @@ public final class CoreConfig {
                     + "bytes it sends: a contribution up to this divided by n - 1. Rank 0's value holds for every rank.")
     public static final String JCCL_LL_THRESHOLD = "JCCL_LL_THRESHOLD";
 
+    @EnvVar(defaultValue = "auto",
+            description = "Largest all-reduce (bytes a rank contributes) that ranks all on one host run on the LL "
+                    + "protocol's shared-memory board in blocks, beyond JCCL_LL_THRESHOLD: each rank copies its input "
+                    + "there, reduces one block of every input and copies every block out, two waits a call instead "
+                    + "of a ring's 2(n - 1) steps. auto: 1 MiB where the host has more ranks than cores and NCCL_ALGO "
+                    + "is unset (the waits are what costs there), else 0 (off: rings pipeline better on cores of their own); at most "
+                    + "4 MiB. Needs LL (NCCL_PROTO) and shared memory. Rank 0's value holds for every rank.")
+    public static final String JCCL_BOARD_ALLREDUCE = "JCCL_BOARD_ALLREDUCE";
+
     // ---- Shared memory between ranks of one host
 
     @EnvVar(defaultValue = "0",

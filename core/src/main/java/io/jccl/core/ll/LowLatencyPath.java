@@ -51,6 +51,8 @@ public final class LowLatencyPath {
     private final int rank;
     private final int nranks;
     private final long maxBytes;
+    /** The largest all-reduce: beyond {@link #maxBytes}, on the board only, in blocks. */
+    private final long allReduceMaxBytes;
     private final Links links;
     /** Every rank shares this host: the ranks meet on a board, else through a connection each. */
     private final boolean allLocal;
@@ -65,8 +67,8 @@ public final class LowLatencyPath {
      * @param maxBytes the largest contribution (bytes a rank publishes) this path takes
      * @param failure  the communicator's failure, checked while waiting
      */
-    public LowLatencyPath(int rank, int nranks, long maxBytes, Links links, Supplier<JcclException> failure,
-                          Diagnosis diagnosis) {
+    public LowLatencyPath(int rank, int nranks, long maxBytes, long allReduceMaxBytes, Links links,
+                          Supplier<JcclException> failure, Diagnosis diagnosis) {
         this.rank = rank;
         this.nranks = nranks;
         this.maxBytes = maxBytes;
@@ -76,12 +78,18 @@ public final class LowLatencyPath {
             local &= b;
         }
         this.allLocal = local;
+        this.allReduceMaxBytes = local ? Math.max(maxBytes, allReduceMaxBytes) : maxBytes;
         this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.oversubscribed());
     }
 
     /** @return whether a call that publishes {@code bytes} per rank takes this path */
     public boolean accepts(long bytes) {
         return bytes > 0 && bytes <= maxBytes;
+    }
+
+    /** @return whether an all-reduce of {@code bytes} per rank takes this path (on a board, larger ones than {@link #accepts}) */
+    public boolean acceptsAllReduce(long bytes) {
+        return bytes > 0 && bytes <= allReduceMaxBytes;
     }
 
     /** @return how the ranks meet, for logs and tables */
@@ -92,6 +100,11 @@ public final class LowLatencyPath {
     /** @return the largest contribution this path takes */
     public long maxBytes() {
         return maxBytes;
+    }
+
+    /** @return the largest all-reduce this path takes: {@link #maxBytes}, or more on a board ({@code JCCL_BOARD_ALLREDUCE}) */
+    public long allReduceMaxBytes() {
+        return allReduceMaxBytes;
     }
 
     /** NCCL's all-reduce; {@code sequence} is the communicator's operation number, for diagnoses. */
@@ -105,6 +118,10 @@ public final class LowLatencyPath {
                 return;
             }
             long bytes = count * type.size();
+            if (bytes > maxBytes && ex instanceof BoardExchange board) {
+                board.allReduceInBlocks(operations, signature, send, recv, count, type, op, kernel, waiter);
+                return;
+            }
             ex.publish(operations, signature, send, 0, bytes, 0, Exchange.EVERYONE, Exchange.EVERYONE, waiter);
             reduceAllAt(ex, 0, type, op, count, recv, kernel);
             ex.finish(waiter);
@@ -226,9 +243,11 @@ public final class LowLatencyPath {
 
     private Exchange connect() {
         if (nranks > 1 && allLocal) {
-            ShmBoard board = ShmBoard.establish(links.bootstrap(), nranks, maxBytes, links.tag(), links.arena());
-            links.log().info(LogSubsystem.INIT, "rank %d: small collectives (up to %d B) through a shared-memory board",
-                    rank, maxBytes);
+            ShmBoard board = ShmBoard.establish(links.bootstrap(), nranks, allReduceMaxBytes,
+                    allReduceMaxBytes > maxBytes ? (allReduceMaxBytes + nranks - 1) / nranks : 0, links.tag(),
+                    links.arena());
+            links.log().info(LogSubsystem.INIT, "rank %d: small collectives (up to %d B, all-reduce up to %d B) "
+                    + "through a shared-memory board", rank, maxBytes, allReduceMaxBytes);
             return new BoardExchange(board, rank, nranks);
         }
         List<ConnectionSetup.Request> requests = new ArrayList<>();

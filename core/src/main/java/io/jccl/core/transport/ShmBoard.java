@@ -47,19 +47,23 @@ public final class ShmBoard {
     private final MemorySegment mapped;
     private final int ranks;
     private final int areaBytes;
+    private final long dataBytes;
 
-    private ShmBoard(MemorySegment mapped, int ranks, int areaBytes) {
+    private ShmBoard(MemorySegment mapped, int ranks, int areaBytes, long dataBytes) {
         this.mapped = mapped;
         this.ranks = ranks;
         this.areaBytes = areaBytes;
+        this.dataBytes = dataBytes;
     }
 
     /**
-     * Makes the board of {@code ranks} ranks, each contribution at most {@code dataBytes}; every
-     * rank calls it at the same point, bounded by the bootstrap's waits.
+     * Makes the board of {@code ranks} ranks, each contribution at most {@code dataBytes}, with
+     * room for a block of {@code blockBytes} after it ({@link #blockAt}); every rank calls it at
+     * the same point, bounded by the bootstrap's waits.
      */
-    public static ShmBoard establish(Bootstrap bootstrap, int ranks, long dataBytes, int tag, Arena arena) {
-        int areaBytes = (int) ((HEADER + dataBytes + 63) & ~63L);
+    public static ShmBoard establish(Bootstrap bootstrap, int ranks, long dataBytes, long blockBytes, int tag,
+                                     Arena arena) {
+        int areaBytes = (int) (blockAt(dataBytes) + ((blockBytes + 63) & ~63L));
         long size = AREAS + 2L * ranks * areaBytes;
         int rank = bootstrap.rank();
         if (rank == 0) {
@@ -80,7 +84,7 @@ public final class ShmBoard {
                 for (int r = 1; r < ranks; r++) {
                     bootstrap.receive(r, tag); // "mapped": the file may go
                 }
-                return new ShmBoard(m, ranks, areaBytes);
+                return new ShmBoard(m, ranks, areaBytes, dataBytes);
             } catch (IOException e) {
                 throw new JcclException(NetResult.SYSTEM_ERROR, JcclException.NO_RANK, "low-latency board: cannot "
                         + "create " + size + " bytes of shared memory in " + ShmBuffer.directory() + ": " + e.getMessage()
@@ -107,7 +111,7 @@ public final class ShmBoard {
                 throw new IOException("it is not the board rank 0 made for this communicator");
             }
             bootstrap.send(0, tag, new byte[1]);
-            return new ShmBoard(m, ranks, areaBytes);
+            return new ShmBoard(m, ranks, areaBytes, dataBytes);
         } catch (IOException | RuntimeException e) {
             throw new JcclException(NetResult.SYSTEM_ERROR, 0, "cannot map rank 0's low-latency board " + path + ": "
                     + e.getMessage() + " (ranks that share a host id must share /dev/shm: give ranks in separate "
@@ -127,13 +131,28 @@ public final class ShmBoard {
         }
     }
 
+    /** Sets an area's flag (release): its data, written before, is then visible to every rank that sees the flag. */
+    public void setFlag(MemorySegment area, long value) {
+        FLAG.setRelease(area, 0L, value);
+    }
+
     /** @return the area of {@code rank} for operations of parity {@code parity}: header, then data */
     public MemorySegment area(int parity, int rank) {
         return mapped.asSlice(AREAS + ((long) parity * ranks + rank) * areaBytes, areaBytes);
     }
 
+    /** @return where in an area the block after {@code dataBytes} of data starts (a cache line of its own) */
+    public static long blockAt(long dataBytes) {
+        return (HEADER + dataBytes + 63) & ~63L;
+    }
+
     /** @return bytes of data an area holds after its header */
     public long dataBytes() {
-        return areaBytes - HEADER;
+        return dataBytes;
+    }
+
+    /** @return where in an area the block after the data starts */
+    public long blockAt() {
+        return blockAt(dataBytes);
     }
 }
