@@ -164,22 +164,7 @@ class LowLatencyTest {
                 c.allReduce(send, recv, count, DataType.FLOAT32, ReduceOp.SUM);
                 float[] sum = recv.toArray(ValueLayout.JAVA_FLOAT);
 
-                MemorySegment ints = Arena.ofAuto().allocate(count * 4);
-                for (int i = 0; i < count; i++) {
-                    ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 100 + i);
-                }
-                c.allReduce(ints, ints, count, DataType.INT32, ReduceOp.MAX);
-                for (int i = 0; i < count; i++) {
-                    assertEquals(n * 100 + i, ints.getAtIndex(ValueLayout.JAVA_INT, i), "MAX in place, element " + i);
-                }
-                for (int i = 0; i < count; i++) {
-                    ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * n * 2 + i);
-                }
-                c.allReduce(ints, recv, count, DataType.INT32, ReduceOp.AVG);
-                for (int i = 0; i < count; i++) {
-                    // sum over ranks of (r + 1) * 2n + i, divided by n
-                    assertEquals((n + 1) * n + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "AVG, element " + i);
-                }
+                checkMaxInPlaceAndAverage(c, rank, n, Arena.ofAuto().allocate(count * 4), recv, count);
                 return sum;
             });
             for (int i = 0; i < count; i++) {
@@ -231,20 +216,7 @@ class LowLatencyTest {
                     }
                     c.allReduce(small, small, 16, DataType.FLOAT32, ReduceOp.SUM); // a small call between
 
-                    for (int i = 0; i < count; i++) {
-                        ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 100 + i);
-                    }
-                    c.allReduce(ints, ints, count, DataType.INT32, ReduceOp.MAX);
-                    for (int i = 0; i < count; i++) {
-                        assertEquals(n * 100 + i, ints.getAtIndex(ValueLayout.JAVA_INT, i), "MAX in place, element " + i);
-                    }
-                    for (int i = 0; i < count; i++) {
-                        ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * n * 2 + i);
-                    }
-                    c.allReduce(ints, recv, count, DataType.INT32, ReduceOp.AVG);
-                    for (int i = 0; i < count; i++) {
-                        assertEquals((n + 1) * n + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "AVG, element " + i);
-                    }
+                    checkMaxInPlaceAndAverage(c, rank, n, ints, recv, count);
                     // A ring call (beyond the board) between board calls.
                     MemorySegment big = Arena.ofAuto().allocate(256 << 10);
                     c.allReduce(big, big, (256 << 10) / 4, DataType.FLOAT32, ReduceOp.SUM);
@@ -278,6 +250,26 @@ class LowLatencyTest {
         }
     }
 
+    /** MAX of int32 in place, then AVG out of place into {@code recv}, each element checked. */
+    private static void checkMaxInPlaceAndAverage(Communicator c, int rank, int n, MemorySegment ints,
+                                                  MemorySegment recv, long count) {
+        for (int i = 0; i < count; i++) {
+            ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * 100 + i);
+        }
+        c.allReduce(ints, ints, count, DataType.INT32, ReduceOp.MAX);
+        for (int i = 0; i < count; i++) {
+            assertEquals(n * 100 + i, ints.getAtIndex(ValueLayout.JAVA_INT, i), "MAX in place, element " + i);
+        }
+        for (int i = 0; i < count; i++) {
+            ints.setAtIndex(ValueLayout.JAVA_INT, i, (rank + 1) * n * 2 + i);
+        }
+        c.allReduce(ints, recv, count, DataType.INT32, ReduceOp.AVG);
+        for (int i = 0; i < count; i++) {
+            // sum over ranks of (r + 1) * 2n + i, divided by n
+            assertEquals((n + 1) * n + i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "AVG, element " + i);
+        }
+    }
+
     /** Ranks that pass different counts get one error naming both calls, on every rank, not wrong data. */
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)
@@ -292,6 +284,28 @@ class LowLatencyTest {
             for (String e : errors) {
                 assertTrue(e.contains("allReduce(count 2") && e.contains("allReduce(count 3"), e);
             }
+        }
+    }
+
+    /**
+     * Counts that send one rank through the board's small all-reduce and the other through its
+     * blocked one still fail both at once with both calls named, not after the timeout.
+     */
+    @Test
+    void differentCountsAcrossTheBoardsTwoAllReducesFailBothAtOnce() {
+        try (LocalRanks ranks = new LocalRanks(2, config(DataPath.SHARED_MEMORY).boardAllReduceBytes(128 << 10).build())) {
+            long t0 = System.nanoTime();
+            List<String> errors = ranks.run(rank -> {
+                MemorySegment m = Arena.ofAuto().allocate(80_000);
+                JcclException e = assertThrows(JcclException.class,
+                        () -> ranks.comms[rank].allReduce(m, m, rank == 0 ? 2000 : 20_000, DataType.FLOAT32, ReduceOp.SUM));
+                return e.getMessage();
+            });
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+            for (String e : errors) {
+                assertTrue(e.contains("allReduce(count 2000") && e.contains("allReduce(count 20000"), e);
+            }
+            assertTrue(ms < 10_000, "the mismatch took " + ms + " ms to fail (the timeout is 20 s)");
         }
     }
 
