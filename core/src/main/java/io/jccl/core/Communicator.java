@@ -542,7 +542,7 @@ public final class Communicator implements AutoCloseable {
         // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
         long limit = allLocal || nranks <= 2 ? bytes : Math.max(1, bytes / (nranks - 1));
         // Beyond that, an all-reduce of ranks that share a host and its cores runs on the board in
-        // blocks (4 ranks on 2 cores, 1 MiB: 380-410 us against the ring's 508-541; on 2 ranks with
+        // blocks (4 ranks on 2 cores, 1 MiB: 389-423 us against the ring's 441-581; on 2 ranks with
         // a core each the ring is the faster, 178 us against 196). Auto leaves an NCCL_ALGO choice alone.
         long board = !allLocal || nranks == 1 ? 0
                 : boardAllReduce == CommConfig.BOARD_ALLREDUCE_AUTO
@@ -1106,7 +1106,7 @@ public final class Communicator implements AutoCloseable {
         checkBuffer("sendbuff", send, bytes);
         checkBuffer("recvbuff", recv, bytes);
         ReductionKernel k = kernel(type, op, send, recv);
-        if (lowLatency != null && lowLatency.acceptsAllReduce(bytes) && !Group.isActive()) {
+        if (smallAllReduce(bytes)) {
             long seq = enterSmall();
             CollectiveEvent event = Events.beginCollective("allReduce", bytes, "LL", rank, nranks, seq);
             try {
@@ -1678,6 +1678,11 @@ public final class Communicator implements AutoCloseable {
      */
     private boolean small(long bytes) {
         return lowLatency != null && lowLatency.accepts(bytes) && !Group.isActive();
+    }
+
+    /** {@link #small} for an all-reduce, which a board also takes beyond the LL threshold ({@code JCCL_BOARD_ALLREDUCE}). */
+    private boolean smallAllReduce(long bytes) {
+        return lowLatency != null && lowLatency.acceptsAllReduce(bytes) && !Group.isActive();
     }
 
     /**

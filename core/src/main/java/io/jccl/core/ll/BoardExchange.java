@@ -63,17 +63,13 @@ final class BoardExchange implements Exchange {
     public MemorySegment contribution(int k, Waiter waiter) {
         MemorySegment area = current[k];
         if (!seen[k]) {
-            await(k, area, waiter);
+            await(k, waiter);
         }
         return area;
     }
 
-    private void await(int k, MemorySegment area, Waiter waiter) {
-        while ((long) ShmBoard.FLAG.getAcquire(area, 0L) != 2 * seq) {
-            waiter.idle(k, "the contribution");
-        }
-        waiter.progressed();
-        Signature.check(signature, area.get(ValueLayout.JAVA_LONG, 8), k);
+    private void await(int k, Waiter waiter) {
+        awaitPhase(k, 2 * seq, waiter);
         seen[k] = true;
     }
 
@@ -98,7 +94,7 @@ final class BoardExchange implements Exchange {
         kernel.copy(send, 0, own, HEADER, first * size);
         kernel.copy(send, (first + mine) * size, own, HEADER + (first + mine) * size, bytes - (first + mine) * size);
         own.set(ValueLayout.JAVA_LONG, 8, signature);
-        board.setFlag(own, 2 * seq);
+        ShmBoard.FLAG.setRelease(own, 0L, 2 * seq);
         long resultAt = board.blockAt();
         ReduceOp accumulate = op == ReduceOp.AVG ? ReduceOp.SUM : op;
         long at = HEADER + first * size;
@@ -113,7 +109,7 @@ final class BoardExchange implements Exchange {
         if (op == ReduceOp.AVG) {
             kernel.divide(type, own, resultAt, mine, nranks);
         }
-        board.setFlag(own, 2 * seq + 1);
+        ShmBoard.FLAG.setRelease(own, 0L, 2 * seq + 1);
         for (int k = 0; k < nranks; k++) {
             long from = Math.min(count, k * per);
             long n = Math.min(count, from + per) - from;
@@ -125,7 +121,11 @@ final class BoardExchange implements Exchange {
         java.util.Arrays.fill(seen, true);
     }
 
-    /** Waits until rank {@code k}'s flag reaches {@code value} (it only grows) and checks the call matches. */
+    /**
+     * Waits until rank {@code k}'s flag reaches {@code value} and checks the call matches. A flag
+     * only grows, and not past {@code 2 * seq + 1} while this rank is still in call {@code seq}:
+     * the next value in that area needs this rank's flag of the call after.
+     */
     private MemorySegment awaitPhase(int k, long value, Waiter waiter) {
         MemorySegment area = current[k];
         if ((long) ShmBoard.FLAG.getAcquire(area, 0L) < value) {
@@ -147,7 +147,7 @@ final class BoardExchange implements Exchange {
     public void finish(Waiter waiter) {
         for (int k = 0; k < nranks; k++) {
             if (!seen[k]) {
-                await(k, current[k], waiter);
+                await(k, waiter);
             }
         }
     }

@@ -131,11 +131,6 @@ public final class ShmBoard {
         }
     }
 
-    /** Sets an area's flag (release): its data, written before, is then visible to every rank that sees the flag. */
-    public void setFlag(MemorySegment area, long value) {
-        FLAG.setRelease(area, 0L, value);
-    }
-
     /** @return the area of {@code rank} for operations of parity {@code parity}: header, then data */
     public MemorySegment area(int parity, int rank) {
         return mapped.asSlice(AREAS + ((long) parity * ranks + rank) * areaBytes, areaBytes);
