@@ -107,7 +107,12 @@ final class CollectivePerf {
      */
     static final int WARM_UP_CALLS = 600;
     static final int WARM_UP_ROUND = 200;
-    static final long WARM_UP_MAX_NANOS = 10_000_000_000L;
+    /**
+     * The longest warm-up. Four ranks on two cores over TCP need about 15 s: their C2 threads share
+     * the cores with four busy ranks, and the engine's methods wait 5 to 10 s in C2's queue (with
+     * 10 s the table's first rows ran while the all-reduce's task was still interpreted or in C1).
+     */
+    static final long WARM_UP_MAX_NANOS = 45_000_000_000L;
     /**
      * The least warm-up: a small call on the calling thread takes well under a microsecond, so
      * hundreds of them end before the JIT has even queued its compilations.
@@ -116,6 +121,9 @@ final class CollectivePerf {
     static final long WARM_UP_BYTES = 256 << 10;
     static final int WARM_UP_BURST = 20;
     private int warmUpCalls;
+    private long warmUpNanos;
+    /** The warm-up ended at {@link #WARM_UP_MAX_NANOS} with a rank's JIT still compiling. */
+    private boolean warmUpCut;
     /** Rank 0's rows, for --json and --plot. */
     private PerfReport report;
 
@@ -220,10 +228,13 @@ final class CollectivePerf {
                 warmUpCalls += WARM_UP_BURST;
             }
             long now = System.nanoTime();
-            boolean compiling = (watchJit && jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy()
-                    || now - start < WARM_UP_MIN_NANOS) && now - deadline < 0;
+            boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy()
+                    || now - start < WARM_UP_MIN_NANOS;
+            boolean cut = now - deadline >= 0;
             // Every rank must make the same calls: go on while any rank still compiles.
-            if (sum(compiling ? 1 : 0) == 0) {
+            if (sum(compiling && !cut ? 1 : 0) == 0) {
+                warmUpNanos = now - start;
+                warmUpCut = sum(compiling ? 1 : 0) > 0;
                 break;
             }
             calls = WARM_UP_ROUND;
@@ -255,8 +266,10 @@ final class CollectivePerf {
         }
         report = new PerfReport(o.collective().program(), n, comm.transport() + ", ring " + comm.ringTransport(),
                 comm.protocols(), o.output() == null ? List.of() : o.output().command());
-        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table, until the JIT "
-                + "stopped compiling%n", warmUpCalls, o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES));
+        out.printf(Locale.ROOT, "# JVM warm-up: %d untimed calls of %d and %d bytes before the table, %s (%.1f s)%n",
+                warmUpCalls, o.minBytes(), Math.min(o.maxBytes(), WARM_UP_BYTES), warmUpCut
+                        ? "cut at the limit with the JIT still compiling: the first rows may include compilation"
+                        : "until the JIT stopped compiling", warmUpNanos / 1e9);
         out.printf(Locale.ROOT, "# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d "
                         + "agg iters: %d validation: %d graph: %d unalign: %d%n", 1, 1, o.minBytes(), o.maxBytes(),
                 o.stepFactor() > 1 ? o.stepFactor() : o.stepBytes(), o.stepFactor() > 1 ? "factor" : "bytes", o.warmup(),
