@@ -52,6 +52,12 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final int minChunkBytes;
     final long timeoutNanos;
     private volatile NetException failure;
+    /**
+     * The control stream's {@link ControlOut#progressMark} as the stall watchdog last saw it, and
+     * when it saw it change: the bound counts from there.
+     */
+    private long outMark = -1;
+    private long outMarkNanos;
     /** A long wait was reported ({@link #stillPending}): once per comm. */
     private boolean longWaitReported;
     private volatile boolean closed;
@@ -249,9 +255,15 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         }
         long now = System.nanoTime();
         long floor = stallClockFloor(now);
-        if (out.busy() && now - Math.max(out.lastMovedNanos(), floor) > timeoutNanos) {
-            fail(stalled("accepted no data"));
-            return;
+        if (out.busy()) {
+            long mark = out.progressMark();
+            if (mark != outMark) {
+                outMark = mark;
+                outMarkNanos = now;
+            } else if (now - Math.max(outMarkNanos, floor) > timeoutNanos) {
+                fail(stalled("accepted no data"));
+                return;
+            }
         }
         if (inbound && now - lastInboundNanos() > timeoutNanos) {
             fail(stalled("sent none of a message it started"));

@@ -344,7 +344,9 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
 
     @Override
     void readInbound() throws IOException, NetException {
-        lastReadNanos = System.nanoTime();
+        if (hasIoThreads()) {
+            lastReadNanos = System.nanoTime(); // only onlyStreamsOwe reads it, only with I/O threads
+        }
         readFrames();
         if (ctsWanted && announcedTail < requestTail) {
             announce();

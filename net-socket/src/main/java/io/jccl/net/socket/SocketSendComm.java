@@ -58,8 +58,12 @@ final class SocketSendComm extends SocketComm implements SendComm {
      */
     private int aheadTag;
     private long aheadCapacity = -1;
-    /** When the latest EAGER was placed: the receiver has been reading its bytes since (see {@link #stallClockFloor}). */
-    private long lastPlacedNanos = Long.MIN_VALUE;
+    /**
+     * {@link #eagerHead} as the stall watchdog last saw it, and when it saw it move: an EAGER placed
+     * then, and the receiver reading its bytes since (see {@link #stallClockFloor}).
+     */
+    private long placedSeen;
+    private long placedSeenNanos = Long.MIN_VALUE;
 
     // Counters for the close line (caller thread only): sends, how they went, and how often isend
     // could not start one because no CTS was in hand.
@@ -256,7 +260,14 @@ final class SocketSendComm extends SocketComm implements SendComm {
     @Override
     long stallClockFloor(long now) {
         // Sends ahead of their receives: the receiver reads nothing of them until it posts those.
-        return eagerHead != eagerTail ? now : lastPlacedNanos;
+        if (eagerHead != eagerTail) {
+            return now;
+        }
+        if (eagerHead != placedSeen) {
+            placedSeen = eagerHead;
+            placedSeenNanos = now;
+        }
+        return placedSeenNanos;
     }
 
     /**
@@ -472,7 +483,6 @@ final class SocketSendComm extends SocketComm implements SendComm {
                 ctsHead++;
             }
             eagerHead++;
-            lastPlacedNanos = System.nanoTime();
         }
     }
 
