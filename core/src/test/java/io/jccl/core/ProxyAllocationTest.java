@@ -27,6 +27,9 @@ class ProxyAllocationTest {
      * way per rank; 30 calls are ~60,000 messages per rank. What a call itself allocates (its
      * operation and tasks, a few hundred bytes) stays far below one allocation per message.
      */
+    /** Measured windows of {@code 2 x calls} calls; the test passes once one allocates nothing per message. */
+    private static final int WINDOWS = 5;
+
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)
     void theDataPathAllocatesNothingPerMessage(DataPath path) {
@@ -48,13 +51,20 @@ class ProxyAllocationTest {
             List<Long> ids = new ArrayList<>(callers);
             Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("jccl-proxy-r"))
                     .forEach(t -> ids.add(t.threadId()));
-            long before = allocated(threads, ids);
-            ops.run();
-            long allocated = allocated(threads, ids) - before;
-            long perCall = allocated / (2L * calls);
+            // Until C2 has compiled the reduction kernel its Vector API code boxes every vector (about
+            // 1.5 KB per 1 KiB message): in a JVM busy with other tests' compilations that can take
+            // longer than two rounds. A real per-message allocation shows in every window.
+            long allocated = 0;
+            long perCall = Long.MAX_VALUE;
+            for (int window = 0; window < WINDOWS && perCall >= 4096; window++) {
+                long before = allocated(threads, ids);
+                ops.run();
+                allocated = allocated(threads, ids) - before;
+                perCall = allocated / (2L * calls);
+            }
             assertTrue(perCall < 4096, "the threads that run the duty cycle allocated " + allocated + " bytes for "
-                    + 2 * calls + " calls of ~1,000 messages each (" + perCall + " per call); the data path must "
-                    + "allocate nothing per message");
+                    + 2 * calls + " calls of ~1,000 messages each (" + perCall + " per call) in each of " + WINDOWS
+                    + " windows; the data path must allocate nothing per message");
         }
     }
 
