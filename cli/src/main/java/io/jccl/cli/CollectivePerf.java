@@ -109,7 +109,7 @@ final class CollectivePerf {
     static final int WARM_UP_ROUND = 200;
     /**
      * The longest warm-up. Four ranks on two cores over TCP need about 15 s: their C2 threads share
-     * the cores with four busy ranks, and the engine's methods wait 5 to 10 s in C2's queue (with
+     * the cores with four busy ranks, and the engine's methods wait 5 to 8 s between C1 and C2 (with
      * 10 s the table's first rows ran while the all-reduce's task was still interpreted or in C1).
      */
     static final long WARM_UP_MAX_NANOS = 45_000_000_000L;
