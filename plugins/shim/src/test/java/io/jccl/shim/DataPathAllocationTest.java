@@ -38,13 +38,20 @@ class DataPathAllocationTest {
                 for (int i = 0; i < 30_000; i++) {
                     roundTrip(net, c, buffers, tags, handles, message, sizes);
                 }
-                long before = threads.getCurrentThreadAllocatedBytes();
+                // Before C2 has compiled the path (late in a JVM busy with other tests' compilations)
+                // escape analysis has not removed its temporaries: a window of 56 bytes a message was
+                // seen in a full build. A real per-message allocation shows in every window.
                 int n = 20_000;
-                for (int i = 0; i < n; i++) {
-                    roundTrip(net, c, buffers, tags, handles, message, sizes);
+                long perMessage = Long.MAX_VALUE;
+                for (int window = 0; window < 5 && perMessage >= 8; window++) {
+                    long before = threads.getCurrentThreadAllocatedBytes();
+                    for (int i = 0; i < n; i++) {
+                        roundTrip(net, c, buffers, tags, handles, message, sizes);
+                    }
+                    perMessage = (threads.getCurrentThreadAllocatedBytes() - before) / n;
                 }
-                long perMessage = (threads.getCurrentThreadAllocatedBytes() - before) / n;
-                assertTrue(perMessage < 8, perMessage + " bytes allocated per message on the data path");
+                assertTrue(perMessage < 8, perMessage + " bytes allocated per message on the data path in each of 5 "
+                        + "windows of " + n);
             }
         } finally {
             System.clearProperty("NCCL_SOCKET_NTHREADS");
