@@ -16,7 +16,7 @@ import java.util.Set;
  * apart through the network, halving-doubling all-reduces on a power of two of ranks: a ring's
  * traffic (less than a tree's) in as many rounds as a tree's hops (fewer than a ring's steps), so
  * it wins up to the size where the ring's overlapping steps catch up (about 1 MiB on 4 ranks,
- * 600 KiB on 8; 1.7 MiB on 4 ranks with two per core).
+ * 600 KiB on 8; about 40 MiB on 4 ranks with two per core).
  */
 public final class Tuner {
     /** The collectives the tuner chooses for. */
@@ -172,6 +172,18 @@ public final class Tuner {
      */
     static final double HALVING_DOUBLING_EFFICIENCY = 0.83;
 
+    /**
+     * How much longer a ring all-reduce's step takes, per extra rank on each core, beside
+     * halving-doubling. 4 ranks through TCP on the 2-core build machine, out-of-place us, 3
+     * alternating rounds of each (2026-11-28): 4 MiB halving-doubling 7858, 11865, 9149 against
+     * the ring's 6913, 11314, 12013; 8 MiB 19433, 14520, 22462 against 18117, 14898, 16350; 16 MiB
+     * 28286, 34588, 37566 against 41958, 32686, 36566; 32 MiB 52411, 62634, 71538 against 71292,
+     * 64808, 74412; 64 MiB (2 rounds) 180025, 172897 against 133561, 132485. So halving-doubling
+     * is as fast or faster up to 32 MiB and the ring from 64 MiB: with this the model's crossover
+     * on 4 ranks with two per core is about 40 MiB (it was 1.7 MiB).
+     */
+    static final double OVERSUBSCRIBED_RING_STEP_WAIT = 16;
+
     /** @return whether CollNet can run all-reduce on this communicator */
     public boolean hasCollNet() {
         return collNet;
@@ -193,9 +205,7 @@ public final class Tuner {
             // only once the last has ended, where a ring's steps overlap slice by slice. With more
             // ranks than cores a round's pairs move while the other ranks wait for a core, where
             // a ring's step needs the ranks it passes through to run in turn: its latency counts
-            // 1/oversubscription. 4 ranks through TCP on 2 cores: halving-doubling led the ring
-            // at 1 and 2 MiB (1558 and 3399 us against 1985 and 3952), the ring led at 4 MiB
-            // (7647 against 8716); the model's crossover there is 1.7 MiB.
+            // 1/oversubscription (and the ring's steps count more, below).
             int rounds = 2 * Integer.numberOfTrailingZeros(Integer.highestOneBit(Math.max(1, n)));
             return rounds * costs.treeHopMicrosPerRank() * n / oversubscription + bytes * 2.0 * (n - 1) / n
                     / (costs.bandwidth(n) * HALVING_DOUBLING_EFFICIENCY);
@@ -211,7 +221,13 @@ public final class Tuner {
         int steps = allReduce ? 2 * (n - 1) : n - 1;
         double traffic = allReduce ? 2.0 * (n - 1) / n : collective == Collective.BROADCAST
                 || collective == Collective.REDUCE ? 1.0 : (n - 1.0) / n;
-        return steps * costs.ringStepMicros() + bytes * traffic / costs.bandwidth(n);
+        double stepMicros = costs.ringStepMicros();
+        if (applies(Algorithm.HALVING_DOUBLING, collective)) {
+            // Beside halving-doubling only (where it was measured): with more ranks than cores a
+            // ring step's slices pass through ranks that wait for a core in turn.
+            stepMicros *= 1 + OVERSUBSCRIBED_RING_STEP_WAIT * (oversubscription - 1);
+        }
+        return steps * stepMicros + bytes * traffic / costs.bandwidth(n);
     }
 
     /** @return the algorithms NCCL_ALGO allows */

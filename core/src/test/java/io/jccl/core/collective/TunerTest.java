@@ -143,19 +143,22 @@ class TunerTest {
 
     /**
      * With two ranks per core, halving-doubling's rounds move while the other pair waits for a
-     * core, and it led the ring further (4 ranks through TCP on the 2-core build machine, best of
-     * 3 alternating rounds: 1 MiB 1558 us against 1985, 2 MiB 3399 against 3952, 4 MiB 8716
-     * against 7647): the crossover moves from about 1 MiB to 1.7 MiB; rings and trees among
-     * themselves choose as before.
+     * core, and a ring's steps wait for ranks to get one in turn: 4 ranks through TCP on the 2-core
+     * build machine, halving-doubling was as fast or faster than the ring up to 32 MiB and slower
+     * at 64 MiB (Tuner.OVERSUBSCRIBED_RING_STEP_WAIT), where with a core each the ring wins from
+     * about 1 MiB; rings and trees among themselves choose as before.
      */
     @Test
     void halvingDoublingTakesLargerAllReducesWhenRanksShareCores() {
         Tuner own = new Tuner(4, ALL, Tuner.NETWORK, false, true, 1);
         Tuner shared = new Tuner(4, ALL, Tuner.NETWORK, false, true, 2);
         assertEquals(Algorithm.RING, own.choose(Tuner.Collective.ALL_REDUCE, 1 << 20));
-        assertEquals(Algorithm.HALVING_DOUBLING, shared.choose(Tuner.Collective.ALL_REDUCE, 1 << 20));
-        assertEquals(Algorithm.HALVING_DOUBLING, shared.choose(Tuner.Collective.ALL_REDUCE, 3 << 19));
-        assertEquals(Algorithm.RING, shared.choose(Tuner.Collective.ALL_REDUCE, 4 << 20));
+        assertEquals(Algorithm.RING, own.choose(Tuner.Collective.ALL_REDUCE, 4 << 20));
+        for (long bytes : new long[] {1 << 20, 4 << 20, 32 << 20}) {
+            assertEquals(Algorithm.HALVING_DOUBLING, shared.choose(Tuner.Collective.ALL_REDUCE, bytes), bytes + " B");
+        }
+        assertEquals(Algorithm.RING, shared.choose(Tuner.Collective.ALL_REDUCE, 64 << 20));
+        assertEquals(Algorithm.RING, shared.choose(Tuner.Collective.ALL_GATHER, 1 << 20), "only all-reduce has halving-doubling");
         assertEquals(Algorithm.RING, new Tuner(4, ALL, Tuner.NETWORK, false, true, 0.5)
                 .choose(Tuner.Collective.ALL_REDUCE, 1 << 20), "fewer ranks than cores counts as one per core");
         for (long bytes = 1; bytes <= 1L << 30; bytes *= 4) {
