@@ -101,12 +101,20 @@ final class CollectivePerf {
     /**
      * Calls of the collective before the table, alternately at the smallest size and at
      * {@link #WARM_UP_BYTES}, so that the JIT has compiled the engine's paths for both: at least
-     * {@link #WARM_UP_CALLS}, then rounds of {@link #WARM_UP_ROUND} more while any rank's JIT
-     * still compiled during the last round or {@link #WARM_UP_MIN_NANOS} have not passed, for at
-     * most {@link #WARM_UP_MAX_NANOS}.
+     * {@link #WARM_UP_CALLS}, then rounds of about {@link #WARM_UP_ROUND_NANOS} more until, for
+     * {@link #WARM_UP_QUIET_ROUNDS} rounds in a row, no rank's JIT compiled and
+     * {@link #WARM_UP_MIN_NANOS} have passed, for at most {@link #WARM_UP_MAX_NANOS}.
      */
     static final int WARM_UP_CALLS = 600;
-    static final int WARM_UP_ROUND = 200;
+    /**
+     * A round's length. A round of a fixed 200 calls took 20 ms at 8 B on 4 ranks, shorter than
+     * the time a method waits between its C1 and C2 compilations there, so a round could see the
+     * JIT idle while the hottest code still ran in C1: the first 2000 timed 8-byte calls after
+     * such a warm-up took 316-350 us each, against 97-105 after 20 000 more calls.
+     */
+    static final long WARM_UP_ROUND_NANOS = 500_000_000L;
+    /** Quiet rounds in a row that end the warm-up: one idle moment of the JIT is not its end. */
+    static final int WARM_UP_QUIET_ROUNDS = 2;
     /**
      * The longest warm-up. Four ranks on two cores over TCP need about 15 s: their C2 threads share
      * the cores with four busy ranks, and the engine's methods wait 5 to 8 s between C1 and C2 (with
@@ -129,8 +137,13 @@ final class CollectivePerf {
 
     /** @return the number of checks that found wrong elements, the same on every rank */
     int run() {
+        // The device lines' all-gather runs before the warm-up: run after it, its branches (a
+        // byte all-gather) deoptimised the compiled all-reduce path (-Xlog:deoptimization showed
+        // the hot path's methods sent back to the interpreter just before the table), and the
+        // first rows then timed the interpreter.
+        MemorySegment deviceLines = gatherDeviceLines();
         warmUpTheJit();
-        printPreamble();
+        printPreamble(deviceLines);
         for (DataType type : o.types()) {
             List<ReduceOp> ops = o.collective().kind.reduces() ? o.ops() : java.util.Collections.singletonList(null);
             for (ReduceOp op : ops) {
@@ -218,8 +231,10 @@ final class CollectivePerf {
         long start = System.nanoTime();
         long deadline = start + WARM_UP_MAX_NANOS;
         int calls = WARM_UP_CALLS;
+        int quietRounds = 0;
         while (true) {
             long compiledBefore = watchJit ? jit.getTotalCompilationTime() : 0;
+            long roundStart = System.nanoTime();
             // The timed loop's own shape (calls back to back, then a wait for the last), so that
             // the JIT compiles the path the table measures, out-of-place and in-place, both sizes.
             for (int done = 0; done < calls; done += WARM_UP_BURST) {
@@ -231,17 +246,22 @@ final class CollectivePerf {
             boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy()
                     || now - start < WARM_UP_MIN_NANOS;
             boolean cut = now - deadline >= 0;
-            // Every rank must make the same calls: go on while any rank still compiles.
-            if (sum(compiling && !cut ? 1 : 0) == 0) {
+            // Every rank must make the same calls: go on while any rank still compiles, and agree on
+            // the next round's calls (the mean of what each rank's clock asks for).
+            quietRounds = sum(compiling && !cut ? 1 : 0) == 0 ? quietRounds + 1 : 0;
+            if (quietRounds >= WARM_UP_QUIET_ROUNDS) { // a rank past the limit counts as quiet
                 warmUpNanos = now - start;
                 warmUpCut = sum(compiling ? 1 : 0) > 0;
                 break;
             }
-            calls = WARM_UP_ROUND;
+            double perCall = (double) Math.max(1, now - roundStart) / calls;
+            double wanted = Math.min(1_000_000, Math.max(WARM_UP_BURST, WARM_UP_ROUND_NANOS / perCall));
+            calls = (int) Math.max(WARM_UP_BURST, Math.round(sum(wanted) / n / WARM_UP_BURST) * WARM_UP_BURST);
         }
     }
 
-    private void printPreamble() {
+    /** @return every rank's "Rank r ... on host device d" line, 256 bytes each */
+    private MemorySegment gatherDeviceLines() {
         String line = String.format(Locale.ROOT, "#  Rank %2d Group %2d Pid %6d on %10s device %2d [%s] %s%n", rank, 0,
                 ProcessHandle.current().pid(), hostName(), gpu == null ? 0 : gpu.ordinal(),
                 gpu == null ? "host" : gpu.pciBusId(), (gpu == null ? "" : gpu.name() + ", ") + comm.transport()
@@ -251,6 +271,10 @@ final class CollectivePerf {
         MemorySegment.copy(mine, 0, local, ValueLayout.JAVA_BYTE, 0, 256);
         MemorySegment all = arena.allocate(256L * n);
         comm.allGather(local, all, 256, DataType.UINT8);
+        return all;
+    }
+
+    private void printPreamble(MemorySegment all) {
         if (out == null) {
             return;
         }
@@ -332,6 +356,7 @@ final class CollectivePerf {
             prepare(c, type, op, root, inPlace, 99);
         }
         issue(c, type, op, root, inPlace).await();
+        settleTheJit(c, type, op, root, inPlace);
         barrier();
         long t0 = System.nanoTime();
         issueBackToBack(c, type, op, root, inPlace, o.iters());
@@ -362,6 +387,38 @@ final class CollectivePerf {
         busBwCount++;
         return new PerfReport.Result(seconds * 1e6, algBw, busBw, wrong);
     }
+
+    /**
+     * Untimed calls of the row about to be timed, in rounds of about {@link #SETTLE_ROUND_NANOS},
+     * while any rank's JIT compiles (for at most {@link #SETTLE_MAX_NANOS}): a size or a placement
+     * the warm-up did not run can take branches its compiled code never saw, and those methods
+     * then go back to the interpreter until C2 compiles them again, seconds later where ranks
+     * share cores.
+     */
+    private void settleTheJit(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace) {
+        CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+        if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
+            return;
+        }
+        long start = System.nanoTime();
+        int calls = 1;
+        while (true) {
+            long compiledBefore = jit.getTotalCompilationTime();
+            long roundStart = System.nanoTime();
+            issueBackToBack(c, type, op, root, inPlace, calls);
+            long now = System.nanoTime();
+            boolean compiling = jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy();
+            if (sum(compiling && now - start < SETTLE_MAX_NANOS ? 1 : 0) == 0) {
+                return;
+            }
+            double perCall = (double) Math.max(1, now - roundStart) / calls;
+            double wanted = Math.min(1_000_000, Math.max(1, SETTLE_ROUND_NANOS / perCall));
+            calls = (int) Math.max(1, Math.round(sum(wanted) / n));
+        }
+    }
+
+    static final long SETTLE_ROUND_NANOS = 200_000_000L;
+    static final long SETTLE_MAX_NANOS = 20_000_000_000L;
 
     /** nccl-tests' timed loop: {@code iters} calls issued back to back, then a wait for the last. */
     private void issueBackToBack(PerfCollective.Counts c, DataType type, ReduceOp op, int root, boolean inPlace,
