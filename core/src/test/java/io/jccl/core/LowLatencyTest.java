@@ -182,6 +182,42 @@ class LowLatencyTest {
     }
 
     /**
+     * Through connections, the threshold bounds the bytes a rank sends: a contribution sent to
+     * each of n - 1 ranks is bounded by threshold / (n - 1), an all-reduce by recursive doubling
+     * (a power of two of ranks, log2(n) messages a rank) by 2 threshold / log2(n). So on 4 ranks a
+     * 16 KiB all-reduce (threshold 16 KiB) runs on LL, with the right sums, while an all-gather of
+     * 16 KiB a rank does not, nor an all-reduce of 16 KiB on 3 ranks; if this fails, check
+     * Communicator.lowLatencyPath's limits.
+     */
+    @ParameterizedTest(name = "{0} ranks")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {3, 4})
+    void acrossHostsAllReduceByDoublingTakesLargerCallsThanTheMesh(int n) {
+        UniqueId id = UniqueId.create(Duration.ofSeconds(20));
+        long count = (16 << 10) / 4;
+        try (LocalRanks ranks = new LocalRanks(n, n, id, rank -> config(DataPath.SHARED_MEMORY)
+                .hostId("host-" + rank / 2).build())) {
+            List<String> algorithms = ranks.run(rank -> {
+                Communicator c = ranks.comms[rank];
+                MemorySegment send = Arena.ofAuto().allocate(count * 4);
+                MemorySegment recv = Arena.ofAuto().allocate(count * 4);
+                for (int i = 0; i < count; i++) {
+                    send.setAtIndex(ValueLayout.JAVA_INT, i, rank * 1000 + i);
+                }
+                c.allReduce(send, recv, count, DataType.INT32, ReduceOp.SUM);
+                for (int i = 0; i < count; i++) {
+                    assertEquals(1000 * n * (n - 1) / 2 + n * i, recv.getAtIndex(ValueLayout.JAVA_INT, i), "element " + i);
+                }
+                return c.algorithmFor(io.jccl.core.check.CollectiveKind.ALL_REDUCE, count * 4) + " "
+                        + c.algorithmFor(io.jccl.core.check.CollectiveKind.ALL_GATHER, count * 4 * n);
+            });
+            for (String a : algorithms) {
+                assertEquals(n == 4 ? "LL" : "not LL", a.startsWith("LL ") ? "LL" : "not LL", "all-reduce on " + n + " ranks: " + a);
+                assertTrue(!a.endsWith(" LL"), "an all-gather of 16 KiB a rank stays off LL: " + a);
+            }
+        }
+    }
+
+    /**
      * An all-reduce beyond the LL threshold on a board ({@code JCCL_BOARD_ALLREDUCE}) runs in
      * blocks, one a rank: every rank gets the same bits, summed in rank order as the board's
      * small all-reduce sums ((c0 + c1) + c2 ...), for counts that do not divide by the ranks, out

@@ -72,7 +72,9 @@ public final class CoreConfig {
                     + "reduce, the send buffer of all-gather and of reduce-scatter) that a collective sends with the "
                     + "LL protocol; 0 turns LL off. Through a connection to each rank (ranks on several hosts, or "
                     + "shared memory off), where a rank sends its contribution to every other, the bound is on the "
-                    + "bytes it sends: a contribution up to this divided by n - 1. Rank 0's value holds for every rank.")
+                    + "bytes it sends: a contribution up to this divided by n - 1; an all-reduce of a power of two of "
+                    + "ranks goes by recursive doubling there, up to twice this divided by log2(n). Rank 0's value "
+                    + "holds for every rank.")
     public static final String JCCL_LL_THRESHOLD = "JCCL_LL_THRESHOLD";
 
     @EnvVar(defaultValue = "auto",

@@ -51,7 +51,10 @@ public final class LowLatencyPath {
     private final int rank;
     private final int nranks;
     private final long maxBytes;
-    /** The largest all-reduce: beyond {@link #maxBytes}, on the board only, in blocks. */
+    /**
+     * The largest all-reduce: beyond {@link #maxBytes}, on a board in blocks, or through
+     * connections by recursive doubling (a power of two of ranks).
+     */
     private final long allReduceMaxBytes;
     private final Links links;
     /** Every rank shares this host: the ranks meet on a board, else through a connection each. */
@@ -78,7 +81,7 @@ public final class LowLatencyPath {
             local &= b;
         }
         this.allLocal = local;
-        this.allReduceMaxBytes = local ? Math.max(maxBytes, allReduceMaxBytes) : maxBytes;
+        this.allReduceMaxBytes = local || Integer.bitCount(nranks) == 1 ? Math.max(maxBytes, allReduceMaxBytes) : maxBytes;
         this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.oversubscribed());
     }
 
@@ -95,6 +98,11 @@ public final class LowLatencyPath {
     /** @return how the ranks meet, for logs and tables */
     public String describe() {
         return nranks == 1 ? "this rank alone" : allLocal ? "shared-memory board" : "a connection to each rank";
+    }
+
+    /** @return how an all-reduce beyond {@link #maxBytes} goes, for logs and tables */
+    public String describeLargeAllReduce() {
+        return allLocal ? "on the board in blocks" : "by recursive doubling";
     }
 
     /** @return the largest contribution this path takes */
@@ -251,7 +259,7 @@ public final class LowLatencyPath {
             return new BoardExchange(board, rank, nranks);
         }
         List<ConnectionSetup.Request> requests = new ArrayList<>();
-        int slot = (int) ((Exchange.HEADER + maxBytes + 63) & ~63L);
+        int slot = (int) ((Exchange.HEADER + allReduceMaxBytes + 63) & ~63L);
         for (int k = 0; k < nranks; k++) {
             if (k != rank) {
                 requests.add(new ConnectionSetup.Request(k, false, links.device(), slot, links.tag(),
@@ -264,10 +272,10 @@ public final class LowLatencyPath {
                 : ConnectionSetup.establish(requests, links.net(), links.bootstrap(), links.arena(), links.timeout(),
                 links.log());
         if (nranks > 1) {
-            links.log().info(LogSubsystem.INIT, "rank %d: small collectives (up to %d B) through a connection to each "
-                    + "rank", rank, maxBytes);
+            links.log().info(LogSubsystem.INIT, "rank %d: small collectives (up to %d B, all-reduce up to %d B) through "
+                    + "a connection to each rank", rank, maxBytes, allReduceMaxBytes);
         }
-        return new MeshExchange(made, rank, nranks, links.arena(), maxBytes);
+        return new MeshExchange(made, rank, nranks, links.arena(), allReduceMaxBytes);
     }
 
     /**
