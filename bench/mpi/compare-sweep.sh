@@ -24,9 +24,10 @@ mpicc -O2 -o "$here/target/allreduce_baseline" "$here/allreduce_baseline.c"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
-# Two sweeps per library and round: the small sizes with many calls (a call takes 0.1 to 1 ms),
+# Three sweeps per library and round: the small sizes with many calls (a row of 2000 8-byte calls
+# on 2 ranks lasted 22 ms, so that one scheduling stall doubled it),
 # the large with few (up to a second each at 64 MiB through TCP on 4 ranks).
-sweeps=("8 256K 2000 200" "1M 4M 200 20" "16M 64M 20 2")
+sweeps=("8 256K 10000 1000" "1M 4M 200 20" "16M 64M 20 2")
 jccl() { # min max iters warmup -> "size us" lines
   env "${jccl_env[@]}" "$root/bin/jccl" perf all_reduce -b "$1" -e "$2" -f 4 -n "$3" -w "$4" -c 1 -np "$np" \
     | awk '$1 ~ /^[0-9]+$/ { print $1, $6 }'
