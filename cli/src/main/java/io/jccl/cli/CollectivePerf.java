@@ -243,7 +243,7 @@ final class CollectivePerf {
                 warmUpCalls += WARM_UP_BURST;
             }
             long now = System.nanoTime();
-            boolean compiling = watchJit && jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy()
+            boolean compiling = (watchJit ? jitCompiledSince(jit, compiledBefore) : optimizingCompilerBusy())
                     || now - start < WARM_UP_MIN_NANOS;
             boolean cut = now - deadline >= 0;
             // Every rank must make the same calls: go on while any rank still compiles, and agree on
@@ -254,9 +254,7 @@ final class CollectivePerf {
                 warmUpCut = sum(compiling ? 1 : 0) > 0;
                 break;
             }
-            double perCall = (double) Math.max(1, now - roundStart) / calls;
-            double wanted = Math.min(1_000_000, Math.max(WARM_UP_BURST, WARM_UP_ROUND_NANOS / perCall));
-            calls = (int) Math.max(WARM_UP_BURST, Math.round(sum(wanted) / n / WARM_UP_BURST) * WARM_UP_BURST);
+            calls = nextRoundCalls(calls, now - roundStart, WARM_UP_ROUND_NANOS, WARM_UP_BURST);
         }
     }
 
@@ -407,14 +405,26 @@ final class CollectivePerf {
             long roundStart = System.nanoTime();
             issueBackToBack(c, type, op, root, inPlace, calls);
             long now = System.nanoTime();
-            boolean compiling = jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy();
-            if (sum(compiling && now - start < SETTLE_MAX_NANOS ? 1 : 0) == 0) {
+            if (sum(jitCompiledSince(jit, compiledBefore) && now - start < SETTLE_MAX_NANOS ? 1 : 0) == 0) {
                 return;
             }
-            double perCall = (double) Math.max(1, now - roundStart) / calls;
-            double wanted = Math.min(1_000_000, Math.max(1, SETTLE_ROUND_NANOS / perCall));
-            calls = (int) Math.max(1, Math.round(sum(wanted) / n));
+            calls = nextRoundCalls(calls, now - roundStart, SETTLE_ROUND_NANOS, 1);
         }
+    }
+
+    /** @return whether the JIT compiled since {@code compiledBefore}, or has C2 work running or queued */
+    private static boolean jitCompiledSince(CompilationMXBean jit, long compiledBefore) {
+        return jit.getTotalCompilationTime() > compiledBefore || optimizingCompilerBusy();
+    }
+
+    /**
+     * @return the calls of the next untimed round, the same on every rank: the mean over ranks of
+     *         what lasts about {@code roundNanos} at the last round's pace, a multiple of {@code unit}
+     */
+    private int nextRoundCalls(int calls, long tookNanos, long roundNanos, int unit) {
+        double perCall = (double) Math.max(1, tookNanos) / calls;
+        double wanted = Math.min(1_000_000, Math.max(unit, roundNanos / perCall));
+        return (int) Math.max(unit, Math.round(sum(wanted) / n / unit) * unit);
     }
 
     static final long SETTLE_ROUND_NANOS = 200_000_000L;

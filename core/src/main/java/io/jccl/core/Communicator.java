@@ -541,22 +541,21 @@ public final class Communicator implements AutoCloseable {
         // bounds the bytes a rank sends, as on a ring step (4 ranks over loopback TCP on 2 cores:
         // 64 KiB took 526-643 us this way, 289-360 by halving-doubling; 32 KiB 299-340 against 235-278).
         long limit = allLocal || nranks <= 2 ? bytes : Math.max(1, bytes / (nranks - 1));
-        // An all-reduce of a power of two of ranks goes by recursive doubling instead, one message
-        // of the whole buffer in each of log2(n) rounds, and was measured ahead of halving-doubling
-        // up to twice the threshold sent (4 ranks over loopback TCP on 2 cores, 2000 calls, 2
-        // alternating rounds, us: 32 KiB 159-166 against halving-doubling's 235-294 and Open MPI's
-        // 198-206; 64 KiB 183-345 against 305-330 and 265-318; 128 KiB level).
-        int rounds = Integer.numberOfTrailingZeros(nranks);
-        long meshAllReduce = !allLocal && Integer.bitCount(nranks) == 1 && rounds > 0
-                ? Math.max(limit, 2L * bytes / rounds) : limit;
-        // Beyond that, an all-reduce of ranks that share a host and its cores runs on the board in
+        // Beyond that, an all-reduce of a power of two of ranks through connections goes by
+        // recursive doubling, one message of the whole buffer in each of log2(n) rounds, up to
+        // twice the threshold sent (over loopback TCP on 2 cores, us: 4 ranks, 2000 calls, 32 KiB
+        // 159-166 against halving-doubling's 235-294 and Open MPI's 198-206, 64 KiB 183-345
+        // against 305-330 and 265-318; 2 ranks, 5000 calls, 128 KiB 43-62 against the ring's
+        // 69-81). An all-reduce of ranks that share a host and its cores runs on the board in
         // blocks (4 ranks on 2 cores, 1 MiB: 389-423 us against the ring's 441-581; on 2 ranks with
         // a core each the ring is the faster, 178 us against 196). Auto leaves an NCCL_ALGO choice alone.
-        long board = !allLocal || nranks == 1 ? meshAllReduce
+        int rounds = Integer.numberOfTrailingZeros(nranks);
+        long allReduceMax = !allLocal ? (Integer.bitCount(nranks) == 1 ? 2L * bytes / rounds : limit)
+                : nranks == 1 ? limit
                 : boardAllReduce == CommConfig.BOARD_ALLREDUCE_AUTO
                         ? (oversubscribedHere() && anyAlgorithm ? CommConfig.AUTO_BOARD_ALLREDUCE_BYTES : 0)
                         : boardAllReduce;
-        return new LowLatencyPath(rank, nranks, limit, Math.max(limit, board), new LowLatencyPath.Links(bootstrap, net, device, arena,
+        return new LowLatencyPath(rank, nranks, limit, Math.max(limit, allReduceMax), new LowLatencyPath.Links(bootstrap, net, device, arena,
                 config.timeout(), log, sameHost, oversubscribedHere(), LL_TAG), () -> failure, this::diagnose);
     }
 

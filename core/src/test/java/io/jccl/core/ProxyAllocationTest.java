@@ -20,6 +20,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The data path allocates nothing per message, and a closed communicator refuses work. */
 class ProxyAllocationTest {
+    /** Measured windows of {@code 2 x calls} calls; the test passes once one allocates nothing per message. */
+    private static final int WINDOWS = 5;
 
     /**
      * The duty cycle runs on the proxy thread and on callers waiting for their operation, so the
@@ -27,9 +29,6 @@ class ProxyAllocationTest {
      * way per rank; 30 calls are ~60,000 messages per rank. What a call itself allocates (its
      * operation and tasks, a few hundred bytes) stays far below one allocation per message.
      */
-    /** Measured windows of {@code 2 x calls} calls; the test passes once one allocates nothing per message. */
-    private static final int WINDOWS = 5;
-
     @ParameterizedTest(name = "{0}")
     @EnumSource(DataPath.class)
     void theDataPathAllocatesNothingPerMessage(DataPath path) {

@@ -68,6 +68,8 @@ public final class LowLatencyPath {
 
     /**
      * @param maxBytes the largest contribution (bytes a rank publishes) this path takes
+     * @param allReduceMaxBytes the largest all-reduce: on a board in blocks, or through connections
+     *                          by recursive doubling; the caller decides where either applies
      * @param failure  the communicator's failure, checked while waiting
      */
     public LowLatencyPath(int rank, int nranks, long maxBytes, long allReduceMaxBytes, Links links,
@@ -81,7 +83,7 @@ public final class LowLatencyPath {
             local &= b;
         }
         this.allLocal = local;
-        this.allReduceMaxBytes = local || Integer.bitCount(nranks) == 1 ? Math.max(maxBytes, allReduceMaxBytes) : maxBytes;
+        this.allReduceMaxBytes = Math.max(maxBytes, allReduceMaxBytes);
         this.waiter = new Waiter(failure, diagnosis, links.timeout().toNanos(), links.oversubscribed());
     }
 
