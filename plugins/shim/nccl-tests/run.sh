@@ -32,7 +32,8 @@
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS, JCCL_BENCH_MIN and
 #   JCCL_BENCH_MAX (sizes, default 8 and 512M) narrow a run;
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1; JCCL_STACKS_AFTER=N prints the
-#   Java stacks of each rank of the shim's runs N seconds in, beside the run's log, for a hang)
+#   Java stacks of each rank of the shim's runs N seconds in, beside the run's log, for a hang;
+#   JCCL_SHIM_JVM_OPTS reaches the shim's JVM in every rank, e.g. -Xlog options with a file per rank)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
 # before (the shim of the build pack.sh packed with JCCL_BEFORE_REV), socket (NCCL's own) or shm
@@ -119,16 +120,20 @@ run_one() {
   local -a xs
   mapfile -t xs < <(config_env "$spec") || return 2
   local root_flags=(); [ "$(id -u)" = 0 ] && root_flags=(--allow-run-as-root)
+  local jvm_opts=${JCCL_SHIM_JVM_OPTS:-}
   if [ -n "${JCCL_STACKS_AFTER:-}" ] && [[ $spec != socket* && $spec != shm* ]]; then
     # The shim's JVM runs with -Xrs (SIGQUIT is the host program's), so jcmd cannot start its
     # attach listener by signal: start it with the JVM, and print both ranks' Java stacks while
     # the run is still going (a run that hangs is killed at the timeout, stacks and all).
-    xs+=(-x "JCCL_SHIM_JVM_OPTS=-XX:+StartAttachListener ${JCCL_SHIM_JVM_OPTS:-}")
+    jvm_opts="-XX:+StartAttachListener $jvm_opts"
     ( sleep "$JCCL_STACKS_AFTER"
       for pid in $(pgrep -x "${bin:0:15}"); do
         "$JCCL_JAVA_HOME/bin/jcmd" "$pid" Thread.print > "${log%.log}.stacks-$pid.txt" 2>&1
       done ) &
   fi
+  # The shim's JVM options reach the ranks (mpirun passes only what -x names), with %p in a file
+  # name each rank's own: -Xlog:...:file=$OUT/deopt-%p.log gives a log per rank.
+  [ -n "$jvm_opts" ] && [[ $spec != socket* && $spec != shm* ]] && xs+=(-x "JCCL_SHIM_JVM_OPTS=$jvm_opts")
   timeout -k 10 "$timeout_s" mpirun "${root_flags[@]}" --bind-to "${JCCL_MPI_BIND:-none}" -np 2 \
     "${xs[@]}" \
     sh -c '[ -z "$PACKAGE_ONLY" ] || unset JAVA_HOME JCCL_JAVA_HOME PACKAGE_ONLY;

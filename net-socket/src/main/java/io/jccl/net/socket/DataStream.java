@@ -62,6 +62,9 @@ final class DataStream {
     private long chunksMoved;
     private long waitedNanos;
     private long movingNanos;
+    /** Socket calls made, and those that moved nothing (a full send buffer, an empty receive queue). */
+    private long socketCalls;
+    private long emptyCalls;
 
     DataStream(int viewIndex, SocketChannel channel, boolean sending) {
         this.viewIndex = viewIndex;
@@ -103,6 +106,16 @@ final class DataStream {
     /** @return the time chunks took from a consumer's first try to their last byte, summed */
     long movingNanos() {
         return movingNanos;
+    }
+
+    /** @return socket calls made so far (read once the consumers are stopped, or racy) */
+    long socketCalls() {
+        return socketCalls;
+    }
+
+    /** @return socket calls that moved nothing: the sender ahead of the receiver, or behind it */
+    long emptyCalls() {
+        return emptyCalls;
     }
 
     /** Producer: queues a chunk; the caller has checked {@link #free()}. */
@@ -161,10 +174,12 @@ final class DataStream {
             int step = (int) Math.min(remaining, MemoryRegion.WINDOW_STEP);
             var view = regions[i].view(viewIndex, offsets[i] + doneInHead, step);
             int n = sending ? channel.write(view) : channel.read(view);
+            socketCalls++;
             if (n < 0) {
                 throw new EOFException("the peer closed the connection");
             }
             if (n == 0) {
+                emptyCalls++;
                 break;
             }
             moved += n;

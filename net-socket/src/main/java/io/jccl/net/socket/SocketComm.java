@@ -357,16 +357,31 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         long chunks = 0;
         long waited = 0;
         long moving = 0;
+        long calls = 0;
+        long empty = 0;
         for (DataStream s : streams) {
             chunks += s.chunksMoved();
             waited += s.waitedNanos();
             moving += s.movingNanos();
+            calls += s.socketCalls();
+            empty += s.emptyCalls();
         }
         if (chunks == 0) {
             return "no chunk on the data streams";
         }
+        long selects = 0;
+        long parks = 0;
+        for (StreamWorker w : workers) {
+            selects += w.selects();
+            parks += w.parks();
+        }
+        // Calls and blocks per chunk say how a chunk moved: in one call into buffered room (1.0), or
+        // in turns with the peer's thread, each empty call a wait for it (a wake-up each).
         return String.format(Locale.ROOT, "%d chunks on the data streams: each waited %.1f us for its I/O thread, "
-                + "then moved in %.1f us (means)", chunks, waited / 1e3 / chunks, moving / 1e3 / chunks);
+                + "then moved in %.1f us (means), in %.2f socket calls (%.2f moved nothing); the I/O threads blocked "
+                + "on readiness %.2f and parked %.2f times a chunk", chunks, waited / 1e3 / chunks,
+                moving / 1e3 / chunks, (double) calls / chunks, (double) empty / chunks, (double) selects / chunks,
+                (double) parks / chunks);
     }
 
     /**

@@ -41,6 +41,9 @@ final class StreamWorker implements Runnable {
     /** When the duty cycle last went round: stale while RUNNING means runnable without a core. */
     private volatile long lastCycleNanos = System.nanoTime();
     private volatile boolean stopping;
+    /** Times this thread blocked on its sockets' readiness, and parked with nothing queued (its own, read at close). */
+    private long selects;
+    private long parks;
 
     StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, long helpAfterNanos, String name) {
         this.comm = comm;
@@ -79,6 +82,16 @@ final class StreamWorker implements Runnable {
 
     boolean isAlive() {
         return thread.isAlive();
+    }
+
+    /** @return times this thread blocked on its sockets' readiness (read once it is stopped) */
+    long selects() {
+        return selects;
+    }
+
+    /** @return times this thread parked with nothing queued (read once it is stopped) */
+    long parks() {
+        return parks;
     }
 
     /** Producer side: called after queuing chunks. */
@@ -156,10 +169,12 @@ final class StreamWorker implements Runnable {
                     // state and wakes us, so no chunk waits out a block.
                     state = SELECTING;
                     if (anyBusy()) {
+                        selects++;
                         selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     } else {
                         state = PARKED;
                         if (!anyBusy()) {
+                            parks++;
                             LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                         }
                     }
