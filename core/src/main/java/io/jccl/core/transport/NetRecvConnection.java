@@ -95,8 +95,8 @@ public final class NetRecvConnection extends RecvConnection {
         }
         int i = targetTail & (targetIndex.length - 1);
         targetIndex[i] = index;
-        targetSlice[i] = user.slice(buffer, offset, bytes);
-        targetHandle[i] = handle;
+        ArrayStores.set(targetSlice, i, user.slice(buffer, offset, bytes));
+        ArrayStores.set(targetHandle, i, handle);
         targetTail++;
         user.used(handle, index + 1);
     }
@@ -166,8 +166,8 @@ public final class NetRecvConnection extends RecvConnection {
             int s = (int) (posted & MASK);
             int t = targetHead & (targetIndex.length - 1);
             boolean toUser = targetHead != targetTail && targetIndex[t] == posted;
-            irecvData[0] = toUser ? targetSlice[t] : slots[s];
-            irecvHandles[0] = toUser ? targetHandle[t] : memoryHandle;
+            ArrayStores.set(irecvData, 0, toUser ? targetSlice[t] : slots[s]);
+            ArrayStores.set(irecvHandles, 0, toUser ? targetHandle[t] : memoryHandle);
             NetRequest r = net.irecv(comm, 1, irecvData, irecvTags, irecvHandles);
             if (r == null) {
                 break;
@@ -179,7 +179,7 @@ public final class NetRecvConnection extends RecvConnection {
                 directReceives++;
             }
             direct[s] = toUser;
-            requests[s] = r;
+            ArrayStores.set(requests, s, r);
             posted++;
             work++;
         }
@@ -200,10 +200,10 @@ public final class NetRecvConnection extends RecvConnection {
                 MemorySegment range = flushRanges[s];
                 if (range == null || range.byteSize() != sizes[s]) {
                     range = slots[s].asSlice(0, sizes[s]);
-                    flushRanges[s] = range;
+                    ArrayStores.set(flushRanges, s, range);
                 }
-                flushData[0] = range;
-                flushing[s] = net.iflush(comm, 1, flushData, irecvHandles);
+                ArrayStores.set(flushData, 0, range);
+                ArrayStores.set(flushing, s, net.iflush(comm, 1, flushData, irecvHandles));
             }
         }
         if (flushing[s] != null) {

@@ -101,8 +101,8 @@ public final class NetSendConnection extends SendConnection {
     public long publishDirect(MemorySegment buffer, long offset, int bytes, MemoryHandle handle) {
         int s = (int) (filled & MASK);
         sizes[s] = bytes;
-        directs[s] = user.slice(buffer, offset, bytes);
-        directHandles[s] = handle;
+        ArrayStores.set(directs, s, user.slice(buffer, offset, bytes));
+        ArrayStores.set(directHandles, s, handle);
         filled++;
         directSends++;
         user.used(handle, filled);
@@ -120,7 +120,7 @@ public final class NetSendConnection extends SendConnection {
             if (r == null) {
                 break;
             }
-            requests[s] = r;
+            ArrayStores.set(requests, s, r);
             posted++;
             work++;
         }
@@ -141,7 +141,7 @@ public final class NetSendConnection extends SendConnection {
         MemorySegment m = messages[s];
         if (m == null || m.byteSize() != sizes[s]) {
             m = slots[s].asSlice(0, sizes[s]);
-            messages[s] = m;
+            ArrayStores.set(messages, s, m);
         }
         return m;
     }

@@ -71,7 +71,7 @@ final class BridgedComm {
             }
             slot = used++;
         }
-        requests[slot] = request;
+        ArrayStores.set(requests, slot, request);
         requestBuffers[slot] = buffers;
         return requestHandle(slot);
     }

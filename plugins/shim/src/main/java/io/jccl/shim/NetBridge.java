@@ -352,9 +352,9 @@ final class NetBridge {
                 if (r == null || r.owner != c) {
                     return invalid("irecv", mh, "memory handle of this receive comm");
                 }
-                buffers[i] = r.slice(MEMORY.get(LONG, data + 8L * i), MEMORY.get(LONG, sizes + 8L * i));
+                ArrayStores.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), MEMORY.get(LONG, sizes + 8L * i)));
                 t[i] = MEMORY.get(INT, tags + 4L * i);
-                m[i] = r.handle;
+                ArrayStores.set(m, i, r.handle);
             }
             NetRequest q = plugin.irecv((RecvComm) c.comm, n, buffers, t, m);
             MEMORY.set(LONG, requestOut, q == null ? 0 : tracked(c, q, n));
@@ -381,8 +381,9 @@ final class NetBridge {
                 if (r == null || r.owner != c) {
                     return invalid("iflush", mh, "memory handle of this receive comm");
                 }
-                buffers[i] = r.slice(MEMORY.get(LONG, data + 8L * i), Math.max(0, MEMORY.get(INT, sizes + 4L * i)));
-                m[i] = r.handle;
+                long bytes = Math.max(0, MEMORY.get(INT, sizes + 4L * i));
+                ArrayStores.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), bytes));
+                ArrayStores.set(m, i, r.handle);
             }
             NetRequest q = plugin.iflush((RecvComm) c.comm, n, buffers, m);
             MEMORY.set(LONG, requestOut, q == null ? 0 : tracked(c, q, n));

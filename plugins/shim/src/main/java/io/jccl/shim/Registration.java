@@ -53,7 +53,7 @@ final class Registration {
                     + ") is not inside its registration [0x" + Long.toHexString(base) + ", +" + size + ")");
         }
         s = region.asSlice(offset, bytes);
-        slices[i] = s;
+        ArrayStores.set(slices, i, s);
         return s;
     }
 }

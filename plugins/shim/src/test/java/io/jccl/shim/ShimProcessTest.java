@@ -125,6 +125,27 @@ class ShimProcessTest {
     }
 
     @Test
+    void theDataPathCompiledByC2TrapsOnNoArrayStoreCheck(@TempDir Path dir) throws Exception {
+        // C2 compiles an aastore into an interface-typed array (MemorySegment[], NetRequest[]) with
+        // a guess that always fails: each such store on the data path cost a trap and a
+        // recompilation, one after another, and under NCCL they took all of nccl-tests' 20 000
+        // warm-up iterations to settle. If this fails, a store into such an array was added to
+        // isend, irecv, test or what they inline: go through ArrayStores (see its javadoc).
+        Path deopt = dir.resolve("deopt.log");
+        Path jit = dir.resolve("jit.log");
+        Run run = driver(Map.of("JCCL_SHIM_JVM_OPTS", "-Xlog:deoptimization=debug:file=" + deopt
+                + " -Xlog:jit+compilation=debug:file=" + jit), "bench", "300000");
+        assertEquals(0, run.exitCode(), run.output());
+        List<String> compiled = Files.readAllLines(jit);
+        Assumptions.assumeTrue(compiled.stream().anyMatch(l -> l.matches(".*\\s4\\s+io\\.jccl\\.shim\\.NetBridge::irecv .*")),
+                "C2 did not compile NetBridge.irecv within the run (a slow machine): nothing to check");
+        List<String> traps = Files.readAllLines(deopt).stream()
+                .filter(l -> l.contains("io.jccl") && l.contains("array_check"))
+                .toList();
+        assertTrue(traps.isEmpty(), "array-store traps on the data path:\n" + String.join("\n", traps));
+    }
+
+    @Test
     void aFrozenPeerFailsNcclsPendingReceiveWithRemoteErrorWithinTheBound() throws Exception {
         // What NCCL's proxy meets when a peer process is stopped (SIGSTOP): its kernel still
         // acknowledges TCP, so only the transport's liveness bound can end the receive. An idle but
