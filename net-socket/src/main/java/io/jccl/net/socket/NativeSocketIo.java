@@ -57,6 +57,9 @@ final class NativeSocketIo {
     private static final MethodHandle GET_SOCK_NAME;
     private static final MethodHandle GET_PEER_NAME;
     private static final MethodHandle STRERROR;
+    private static final MethodHandle SET_SOCK_OPT;
+    private static final int SOL_SOCKET = 1;
+    private static final int SO_RCVLOWAT = 18;
     private static final Throwable UNAVAILABILITY_CAUSE;
 
     static {
@@ -65,6 +68,7 @@ final class NativeSocketIo {
         MethodHandle sockName = null;
         MethodHandle peerName = null;
         MethodHandle strerror = null;
+        MethodHandle setSockOpt = null;
         Throwable cause = null;
         try {
             if (!System.getProperty("os.name", "").toLowerCase(Locale.ROOT).contains("linux")) {
@@ -89,18 +93,22 @@ final class NativeSocketIo {
                     ValueLayout.ADDRESS);
             sockName = linker.downcallHandle(symbol(linker, "getsockname"), name);
             peerName = linker.downcallHandle(symbol(linker, "getpeername"), name);
+            // int setsockopt(int fd, int level, int name, const void* value, socklen_t length)
+            setSockOpt = linker.downcallHandle(symbol(linker, "setsockopt"), FunctionDescriptor.of(ValueLayout.JAVA_INT,
+                    ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_LONG, ValueLayout.JAVA_INT));
             strerror = linker.downcallHandle(symbol(linker, "strerror"),
                     FunctionDescriptor.of(ValueLayout.ADDRESS.withTargetLayout(MemoryLayout.sequenceLayout(256, ValueLayout.JAVA_BYTE)),
                             ValueLayout.JAVA_INT));
         } catch (Throwable t) {
             cause = t;
-            send = recv = sockName = peerName = strerror = null;
+            send = recv = sockName = peerName = strerror = setSockOpt = null;
         }
         SEND = send;
         RECV = recv;
         GET_SOCK_NAME = sockName;
         GET_PEER_NAME = peerName;
         STRERROR = strerror;
+        SET_SOCK_OPT = setSockOpt;
         UNAVAILABILITY_CAUSE = cause;
     }
 
@@ -116,8 +124,27 @@ final class NativeSocketIo {
      */
     private final MemorySegment callState = Arena.ofAuto().allocate(CALL_STATE);
 
+    /** The value of an option being set. */
+    private final MemorySegment optionValue = Arena.ofAuto().allocate(ValueLayout.JAVA_INT);
+
     private NativeSocketIo(int fd) {
         this.fd = fd;
+    }
+
+    /**
+     * Sets the socket's receive low-water mark: poll and select report it readable only once that
+     * many bytes are there (non-blocking reads still return what is there). The kernel caps it at
+     * half the receive buffer it may grow to.
+     *
+     * @return whether it was set
+     */
+    boolean receiveLowWater(int bytes) {
+        optionValue.set(ValueLayout.JAVA_INT, 0, bytes);
+        try {
+            return (int) SET_SOCK_OPT.invokeExact(fd, SOL_SOCKET, SO_RCVLOWAT, optionValue.address(), 4) == 0;
+        } catch (Throwable t) {
+            return false;
+        }
     }
 
     /** @return whether direct socket calls work in this JVM */

@@ -85,7 +85,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         this.timeoutNanos = settings.timeout().toNanos();
         this.streams = new DataStream[data.length];
         for (int s = 0; s < data.length; s++) {
-            streams[s] = new DataStream(s + 1, data[s], sending);
+            streams[s] = new DataStream(s + 1, data[s], sending, settings.lowWater() && settings.nativeIo());
         }
         int t = data.length == 0 ? 0 : plugin.ioThreads().reserve(Math.max(1, Math.min(threads, data.length)));
         this.reservedThreads = t > 0;

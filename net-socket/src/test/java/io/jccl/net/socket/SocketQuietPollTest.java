@@ -90,6 +90,69 @@ class SocketQuietPollTest {
     }
 
     /**
+     * A receiving I/O thread waits for the rest of a large chunk asleep, with the socket's
+     * SO_RCVLOWAT set to it, rather than polling with reads that find nothing, each of which takes
+     * the socket's lock from the sender's incoming segments ({@code JCCL_SOCKET_LOW_WATER}). If the
+     * count fails, check {@code StreamWorker}'s low-water branch and {@code DataStream.armLowWater};
+     * where it is skipped, direct socket calls are not available here.
+     */
+    @ParameterizedTest(name = "JCCL_SOCKET_LOW_WATER={0}")
+    @CsvSource({"1", "0"})
+    void aReceivingIoThreadSleepsUntilTheRestOfALargeChunkIsThere(String lowWater) throws NetException {
+        org.junit.jupiter.api.Assumptions.assumeTrue(NativeSocketIo.isAvailable(),
+                () -> "direct socket calls: " + NativeSocketIo.unavailabilityCause());
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, "1",
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, "1", SocketConfig.JCCL_SOCKET_HELP_US, "0",
+                SocketConfig.JCCL_SOCKET_LOW_WATER, lowWater))) {
+            Loopback.Pair p = lo.pair();
+            int messages = 64;
+            MemorySegment src = lo.allocate((long) messages * BUFFER);
+            MemorySegment dst = lo.allocate((long) messages * BUFFER);
+            Loopback.fillPattern(src, 5);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            NetRequest[] sends = new NetRequest[messages];
+            NetRequest[] recvs = new NetRequest[messages];
+            int sent = 0;
+            int posted = 0;
+            int received = 0;
+            int sendsDone = 0;
+            long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
+            while (received < messages || sendsDone < messages) {
+                // Receives posted ahead, as NCCL's proxy posts its steps: the I/O thread always has a
+                // chunk under way, and waits for its bytes.
+                if (posted < messages && posted - received < 4) {
+                    recvs[posted] = lo.recv(p.recv(), dst.asSlice((long) posted * BUFFER, BUFFER), 1, rm);
+                    posted++;
+                }
+                if (sent < messages && sent - sendsDone < 4) {
+                    NetRequest s = lo.plugin.isend(p.send(), src.asSlice((long) sent * BUFFER, BUFFER), 1, sm);
+                    if (s != null) {
+                        sends[sent++] = s;
+                    }
+                }
+                if (sendsDone < sent && lo.plugin.test(sends[sendsDone], null)) {
+                    sendsDone++;
+                }
+                if (received < posted && lo.plugin.test(recvs[received], null)) {
+                    received++;
+                }
+                assertTrue(System.currentTimeMillis() < deadline, "no progress within the deadline: " + received
+                        + " received, " + sendsDone + " sent");
+            }
+            assertEquals(-1, src.mismatch(dst), "every message intact, in order");
+            String timing = ((SocketComm) p.recv()).streamTiming();
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(([0-9.]+) moved nothing\\)").matcher(timing);
+            assertTrue(m.find(), timing);
+            double empty = Double.parseDouble(m.group(1));
+            if (lowWater.equals("1")) {
+                // Empty reads come only after the selector's 1 ms safety timeout (a sender off its core).
+                assertTrue(empty < 4, "reads that found nothing, per 1 MiB chunk: " + timing);
+            }
+        }
+    }
+
+    /**
      * A receive waiting only for the I/O threads still looks at the control stream while a later
      * receive is posted, so that the next message's frame is parsed and its bytes flow while this
      * one finishes: NCCL tests its receives in order. If this fails, the quiet polls stopped
