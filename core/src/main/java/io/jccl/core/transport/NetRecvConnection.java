@@ -5,6 +5,7 @@ import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetRequest;
 import io.jccl.spi.RecvComm;
+import io.jccl.spi.SpiArrays;
 
 import java.lang.foreign.MemorySegment;
 
@@ -95,8 +96,8 @@ public final class NetRecvConnection extends RecvConnection {
         }
         int i = targetTail & (targetIndex.length - 1);
         targetIndex[i] = index;
-        ArrayStores.set(targetSlice, i, user.slice(buffer, offset, bytes));
-        ArrayStores.set(targetHandle, i, handle);
+        SpiArrays.set(targetSlice, i, user.slice(buffer, offset, bytes));
+        SpiArrays.set(targetHandle, i, handle);
         targetTail++;
         user.used(handle, index + 1);
     }
@@ -166,8 +167,8 @@ public final class NetRecvConnection extends RecvConnection {
             int s = (int) (posted & MASK);
             int t = targetHead & (targetIndex.length - 1);
             boolean toUser = targetHead != targetTail && targetIndex[t] == posted;
-            ArrayStores.set(irecvData, 0, toUser ? targetSlice[t] : slots[s]);
-            ArrayStores.set(irecvHandles, 0, toUser ? targetHandle[t] : memoryHandle);
+            SpiArrays.set(irecvData, 0, toUser ? targetSlice[t] : slots[s]);
+            SpiArrays.set(irecvHandles, 0, toUser ? targetHandle[t] : memoryHandle);
             NetRequest r = net.irecv(comm, 1, irecvData, irecvTags, irecvHandles);
             if (r == null) {
                 break;
@@ -179,7 +180,7 @@ public final class NetRecvConnection extends RecvConnection {
                 directReceives++;
             }
             direct[s] = toUser;
-            ArrayStores.set(requests, s, r);
+            SpiArrays.set(requests, s, r);
             posted++;
             work++;
         }
@@ -200,10 +201,10 @@ public final class NetRecvConnection extends RecvConnection {
                 MemorySegment range = flushRanges[s];
                 if (range == null || range.byteSize() != sizes[s]) {
                     range = slots[s].asSlice(0, sizes[s]);
-                    ArrayStores.set(flushRanges, s, range);
+                    SpiArrays.set(flushRanges, s, range);
                 }
-                ArrayStores.set(flushData, 0, range);
-                ArrayStores.set(flushing, s, net.iflush(comm, 1, flushData, irecvHandles));
+                SpiArrays.set(flushData, 0, range);
+                SpiArrays.set(flushing, s, net.iflush(comm, 1, flushData, irecvHandles));
             }
         }
         if (flushing[s] != null) {

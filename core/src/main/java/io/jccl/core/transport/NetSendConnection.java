@@ -5,6 +5,7 @@ import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.NetRequest;
 import io.jccl.spi.SendComm;
+import io.jccl.spi.SpiArrays;
 
 import java.lang.foreign.MemorySegment;
 
@@ -101,8 +102,8 @@ public final class NetSendConnection extends SendConnection {
     public long publishDirect(MemorySegment buffer, long offset, int bytes, MemoryHandle handle) {
         int s = (int) (filled & MASK);
         sizes[s] = bytes;
-        ArrayStores.set(directs, s, user.slice(buffer, offset, bytes));
-        ArrayStores.set(directHandles, s, handle);
+        SpiArrays.set(directs, s, user.slice(buffer, offset, bytes));
+        SpiArrays.set(directHandles, s, handle);
         filled++;
         directSends++;
         user.used(handle, filled);
@@ -120,7 +121,7 @@ public final class NetSendConnection extends SendConnection {
             if (r == null) {
                 break;
             }
-            ArrayStores.set(requests, s, r);
+            SpiArrays.set(requests, s, r);
             posted++;
             work++;
         }
@@ -141,7 +142,7 @@ public final class NetSendConnection extends SendConnection {
         MemorySegment m = messages[s];
         if (m == null || m.byteSize() != sizes[s]) {
             m = slots[s].asSlice(0, sizes[s]);
-            ArrayStores.set(messages, s, m);
+            SpiArrays.set(messages, s, m);
         }
         return m;
     }

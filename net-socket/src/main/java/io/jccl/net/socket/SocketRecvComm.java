@@ -4,10 +4,9 @@ import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetPlugin;
 import io.jccl.spi.RecvComm;
+import io.jccl.spi.SpiArrays;
 
 import java.io.IOException;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
@@ -32,12 +31,6 @@ import java.nio.channels.SocketChannel;
  */
 final class SocketRecvComm extends SocketComm implements RecvComm {
     private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
-    /**
-     * Stores a receive's buffers: C2 compiles an {@code aastore} into an interface-typed array with a
-     * guess at the array's class that always fails, then traps and recompiles (the shim's
-     * {@code ArrayStores} says what that cost under NCCL); a VarHandle needs no guess.
-     */
-    private static final VarHandle BUFFERS = MethodHandles.arrayElementVarHandle(MemorySegment[].class);
     /** CTS frames held back while messages are small, at most: half the sender's EAGER credit. */
     static final int CTS_BATCH = Wire.EAGER_SLOTS / 2;
 
@@ -175,7 +168,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         int c = (int) (r.seq % MAX_RECEIVES);
         ctsN[c] = n;
         for (int i = 0; i < n; i++) {
-            BUFFERS.set(r.buffers, i, data[i]);
+            SpiArrays.set(r.buffers, i, data[i]); // no C2 trap: see SpiArrays
             r.tags[i] = tags[i];
             ctsCapacity[c][i] = data[i].byteSize();
             ctsTag[c][i] = tags[i];

@@ -2,6 +2,7 @@ package io.jccl.shim;
 
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetRequest;
+import io.jccl.spi.SpiArrays;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -71,7 +72,7 @@ final class BridgedComm {
             }
             slot = used++;
         }
-        ArrayStores.set(requests, slot, request);
+        SpiArrays.set(requests, slot, request);
         requestBuffers[slot] = buffers;
         return requestHandle(slot);
     }

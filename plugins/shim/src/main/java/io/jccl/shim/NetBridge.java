@@ -14,6 +14,7 @@ import io.jccl.spi.NetResult;
 import io.jccl.spi.PointerType;
 import io.jccl.spi.RecvComm;
 import io.jccl.spi.SendComm;
+import io.jccl.spi.SpiArrays;
 
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -352,9 +353,9 @@ final class NetBridge {
                 if (r == null || r.owner != c) {
                     return invalid("irecv", mh, "memory handle of this receive comm");
                 }
-                ArrayStores.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), MEMORY.get(LONG, sizes + 8L * i)));
+                SpiArrays.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), MEMORY.get(LONG, sizes + 8L * i)));
                 t[i] = MEMORY.get(INT, tags + 4L * i);
-                ArrayStores.set(m, i, r.handle);
+                SpiArrays.set(m, i, r.handle);
             }
             NetRequest q = plugin.irecv((RecvComm) c.comm, n, buffers, t, m);
             MEMORY.set(LONG, requestOut, q == null ? 0 : tracked(c, q, n));
@@ -382,8 +383,8 @@ final class NetBridge {
                     return invalid("iflush", mh, "memory handle of this receive comm");
                 }
                 long bytes = Math.max(0, MEMORY.get(INT, sizes + 4L * i));
-                ArrayStores.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), bytes));
-                ArrayStores.set(m, i, r.handle);
+                SpiArrays.set(buffers, i, r.slice(MEMORY.get(LONG, data + 8L * i), bytes));
+                SpiArrays.set(m, i, r.handle);
             }
             NetRequest q = plugin.iflush((RecvComm) c.comm, n, buffers, m);
             MEMORY.set(LONG, requestOut, q == null ? 0 : tracked(c, q, n));

@@ -2,6 +2,7 @@ package io.jccl.shim;
 
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
+import io.jccl.spi.SpiArrays;
 
 import java.lang.foreign.MemorySegment;
 
@@ -53,7 +54,7 @@ final class Registration {
                     + ") is not inside its registration [0x" + Long.toHexString(base) + ", +" + size + ")");
         }
         s = region.asSlice(offset, bytes);
-        ArrayStores.set(slices, i, s);
+        SpiArrays.set(slices, i, s);
         return s;
     }
 }

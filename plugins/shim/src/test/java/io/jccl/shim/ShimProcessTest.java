@@ -130,7 +130,7 @@ class ShimProcessTest {
         // a guess that always fails: each such store on the data path cost a trap and a
         // recompilation, one after another, and under NCCL they took all of nccl-tests' 20 000
         // warm-up iterations to settle. If this fails, a store into such an array was added to
-        // isend, irecv, test or what they inline: go through ArrayStores (see its javadoc).
+        // isend, irecv, test or what they inline: go through io.jccl.spi.SpiArrays (see its javadoc).
         Path deopt = dir.resolve("deopt.log");
         Path jit = dir.resolve("jit.log");
         Run run = driver(Map.of("JCCL_SHIM_JVM_OPTS", "-Xlog:deoptimization=debug:file=" + deopt
