@@ -97,32 +97,36 @@ final class DataStream {
         return lowWater != null;
     }
 
+    /** Consumer: bytes of the head chunk still to come, or -1 with no chunk queued. */
+    private long headRest() {
+        long h = (long) HEAD.getOpaque(this);
+        return h == (long) TAIL.getAcquire(this) ? -1 : lengths[(int) (h & (CAPACITY - 1))] - doneInHead;
+    }
+
     /**
      * Consumer: whether its thread should sleep until the rest of the head chunk is there rather
      * than poll for it: at least {@link #LOW_WATER_MIN} bytes of it are still to come.
      * A stream with no chunk does not object.
      */
     boolean worthSleepingFor() {
-        long h = (long) HEAD.getOpaque(this);
-        return h == (long) TAIL.getAcquire(this) || lengths[(int) (h & (CAPACITY - 1))] - doneInHead >= LOW_WATER_MIN;
+        long rest = headRest();
+        return rest < 0 || rest >= LOW_WATER_MIN;
     }
 
     /**
-     * Consumer, before it blocks on readiness: asks the kernel to report this stream readable only
-     * once the rest of its head chunk (at most {@link #LOW_WATER_CAP}) has arrived, so that its
-     * thread sleeps while the sender writes and then moves the chunk in one read. A stream with no
-     * chunk keeps its mark (bytes sent ahead of their receive then wake nobody). One setsockopt
-     * when the mark changes.
+     * Consumer, before every block on readiness: sets the mark for the head chunk. A rest worth
+     * sleeping for (at most {@link #LOW_WATER_CAP}) is waited for whole, so the thread sleeps while
+     * the sender writes and then moves it in one read; a smaller rest puts the mark back to 1, or a
+     * wait for it would keep the larger chunk's mark and sleep out the selector's timeout. A stream
+     * with no chunk keeps its mark (bytes sent ahead of their receive then wake nobody). One
+     * setsockopt when the mark changes.
      */
     void armLowWater() {
-        if (lowWater == null) {
+        long rest = lowWater == null ? -1 : headRest();
+        if (rest < 0) {
             return;
         }
-        long h = (long) HEAD.getOpaque(this);
-        if (h == (long) TAIL.getAcquire(this)) {
-            return;
-        }
-        int want = (int) Math.min(lengths[(int) (h & (CAPACITY - 1))] - doneInHead, LOW_WATER_CAP);
+        int want = rest >= LOW_WATER_MIN ? (int) Math.min(rest, LOW_WATER_CAP) : 1;
         if (want != lowWaterBytes && lowWater.receiveLowWater(want)) {
             lowWaterBytes = want;
         }

@@ -178,9 +178,7 @@ final class StreamWorker implements Runnable {
                     // The state first: a chunk queued after it wakes the selector; one queued before
                     // it is armed for below.
                     state = SELECTING;
-                    for (DataStream s : streams) {
-                        s.armLowWater();
-                    }
+                    armLowWater();
                     selects++;
                     selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     state = RUNNING;
@@ -194,6 +192,7 @@ final class StreamWorker implements Runnable {
                     // state and wakes us, so no chunk waits out a block.
                     state = SELECTING;
                     if (anyBusy()) {
+                        armLowWater();
                         selects++;
                         selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     } else {
@@ -240,6 +239,13 @@ final class StreamWorker implements Runnable {
                     s.tryProgress();
                 }
             }
+        }
+    }
+
+    /** Sets each receiving stream's low-water mark for its chunk under way (no-op for the others). */
+    private void armLowWater() {
+        for (DataStream s : streams) {
+            s.armLowWater();
         }
     }
 

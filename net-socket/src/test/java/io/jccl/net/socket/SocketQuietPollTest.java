@@ -32,42 +32,7 @@ class SocketQuietPollTest {
         try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
                 SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]))) {
             Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate((long) MESSAGES * BUFFER);
-            MemorySegment dst = lo.allocate((long) MESSAGES * BUFFER);
-            Loopback.fillPattern(src, 11);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            NetRequest[] sends = new NetRequest[MESSAGES];
-            NetRequest[] recvs = new NetRequest[MESSAGES];
-            int sent = 0;
-            int posted = 0;
-            int received = 0;
-            int sendsDone = 0;
-            long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
-            while (received < MESSAGES || sendsDone < MESSAGES) {
-                // The receiver keeps two receives posted, as NCCL's proxy posts a few steps ahead.
-                if (posted < MESSAGES && posted - received < 2) {
-                    recvs[posted] = lo.recv(p.recv(), dst.asSlice((long) posted * BUFFER, BUFFER), 1, rm);
-                    posted++;
-                }
-                if (sent < MESSAGES && sent - sendsDone < 4) {
-                    NetRequest s = lo.plugin.isend(p.send(), src.asSlice((long) sent * BUFFER, BUFFER), 1, sm);
-                    if (s != null) {
-                        sends[sent++] = s;
-                    }
-                }
-                if (sendsDone < sent && lo.plugin.test(sends[sendsDone], null)) {
-                    sendsDone++;
-                }
-                int[] sizes = new int[1];
-                if (received < posted && lo.plugin.test(recvs[received], sizes)) {
-                    assertEquals(BUFFER, sizes[0], "message " + received);
-                    received++;
-                }
-                assertTrue(System.currentTimeMillis() < deadline, "no progress within the deadline: " + received
-                        + " received, " + sendsDone + " sent");
-            }
-            assertEquals(-1, src.mismatch(dst), "every message intact, in order");
+            exchange(lo, p, MESSAGES, 2, 11);
             long sendQuiet = ((SocketComm) p.send()).quietPolls;
             long recvQuiet = ((SocketComm) p.recv()).quietPolls;
             String sendTiming = ((SocketComm) p.send()).streamTiming();
@@ -105,42 +70,8 @@ class SocketQuietPollTest {
                 SocketConfig.NCCL_NSOCKS_PERTHREAD, "1", SocketConfig.JCCL_SOCKET_HELP_US, "0",
                 SocketConfig.JCCL_SOCKET_LOW_WATER, lowWater))) {
             Loopback.Pair p = lo.pair();
-            int messages = 64;
-            MemorySegment src = lo.allocate((long) messages * BUFFER);
-            MemorySegment dst = lo.allocate((long) messages * BUFFER);
-            Loopback.fillPattern(src, 5);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
-            NetRequest[] sends = new NetRequest[messages];
-            NetRequest[] recvs = new NetRequest[messages];
-            int sent = 0;
-            int posted = 0;
-            int received = 0;
-            int sendsDone = 0;
-            long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
-            while (received < messages || sendsDone < messages) {
-                // Receives posted ahead, as NCCL's proxy posts its steps: the I/O thread always has a
-                // chunk under way, and waits for its bytes.
-                if (posted < messages && posted - received < 4) {
-                    recvs[posted] = lo.recv(p.recv(), dst.asSlice((long) posted * BUFFER, BUFFER), 1, rm);
-                    posted++;
-                }
-                if (sent < messages && sent - sendsDone < 4) {
-                    NetRequest s = lo.plugin.isend(p.send(), src.asSlice((long) sent * BUFFER, BUFFER), 1, sm);
-                    if (s != null) {
-                        sends[sent++] = s;
-                    }
-                }
-                if (sendsDone < sent && lo.plugin.test(sends[sendsDone], null)) {
-                    sendsDone++;
-                }
-                if (received < posted && lo.plugin.test(recvs[received], null)) {
-                    received++;
-                }
-                assertTrue(System.currentTimeMillis() < deadline, "no progress within the deadline: " + received
-                        + " received, " + sendsDone + " sent");
-            }
-            assertEquals(-1, src.mismatch(dst), "every message intact, in order");
+            // Four receives posted ahead: the I/O thread always has a chunk under way, and waits for its bytes.
+            exchange(lo, p, 64, 4, 5);
             String timing = ((SocketComm) p.recv()).streamTiming();
             java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\(([0-9.]+) moved nothing\\)").matcher(timing);
             assertTrue(m.find(), timing);
@@ -217,5 +148,49 @@ class SocketQuietPollTest {
             lo.awaitAll(s1);
         }
         return seen ? secondParsedEarly : null;
+    }
+
+    /**
+     * NCCL's pattern on one pair: the receiver keeps {@code receivesAhead} receives of
+     * {@link #BUFFER} bytes posted, the sender up to 4 sends in flight, as fast as it may; every
+     * message arrives whole, intact and in order within the deadline.
+     */
+    private static void exchange(Loopback lo, Loopback.Pair p, int messages, int receivesAhead, int seed)
+            throws NetException {
+        MemorySegment src = lo.allocate((long) messages * BUFFER);
+        MemorySegment dst = lo.allocate((long) messages * BUFFER);
+        Loopback.fillPattern(src, seed);
+        MemoryHandle sm = lo.register(p.send(), src);
+        MemoryHandle rm = lo.register(p.recv(), dst);
+        NetRequest[] sends = new NetRequest[messages];
+        NetRequest[] recvs = new NetRequest[messages];
+        int sent = 0;
+        int posted = 0;
+        int received = 0;
+        int sendsDone = 0;
+        int[] sizes = new int[1];
+        long deadline = System.currentTimeMillis() + Loopback.DEADLINE_MS;
+        while (received < messages || sendsDone < messages) {
+            if (posted < messages && posted - received < receivesAhead) {
+                recvs[posted] = lo.recv(p.recv(), dst.asSlice((long) posted * BUFFER, BUFFER), 1, rm);
+                posted++;
+            }
+            if (sent < messages && sent - sendsDone < 4) {
+                NetRequest s = lo.plugin.isend(p.send(), src.asSlice((long) sent * BUFFER, BUFFER), 1, sm);
+                if (s != null) {
+                    sends[sent++] = s;
+                }
+            }
+            if (sendsDone < sent && lo.plugin.test(sends[sendsDone], null)) {
+                sendsDone++;
+            }
+            if (received < posted && lo.plugin.test(recvs[received], sizes)) {
+                assertEquals(BUFFER, sizes[0], "message " + received);
+                received++;
+            }
+            assertTrue(System.currentTimeMillis() < deadline, "no progress within the deadline: " + received
+                    + " received, " + sendsDone + " sent");
+        }
+        assertEquals(-1, src.mismatch(dst), "every message intact, in order");
     }
 }
