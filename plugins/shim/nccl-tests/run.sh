@@ -29,6 +29,8 @@
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, how
 #                       long a parked thread takes to run once woken, and pinned host<->device copies
+#   JCCL_ROUNDS=N runs bench or lat N times over the configurations, in turn (OUT/r1..rN), and
+#   prints the table over the rounds: medians, each round's ratio, rounds at the goal
 #   (JCCL_CHECK_VERSIONS, JCCL_CHECK_COLLS, JCCL_BENCH_COLLS, JCCL_BENCH_ITERS, JCCL_BENCH_MIN and
 #   JCCL_BENCH_MAX (sizes, default 8 and 512M) narrow a run;
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1; JCCL_STACKS_AFTER=N prints the
@@ -286,10 +288,32 @@ if [ "${JCCL_MPS:-0}" = 1 ]; then
   fi
 fi
 
+# JCCL_ROUNDS=N (bench, lat): N rounds of every configuration, in turn, into OUT/r1..rN, then
+# summarize.py's table over the rounds (rounds.txt): one round's ratio is one draw of a spread of
+# a fifth between rounds on these machines.
+rounds() {
+  local fn=$1 n=${JCCL_ROUNDS:-1} base=$out k
+  shift
+  if [ "$n" -le 1 ]; then
+    "$fn" "$@"
+    return
+  fi
+  local dirs=()
+  for k in $(seq 1 "$n"); do
+    out=$base/r$k
+    mkdir -p "$out"
+    echo "round $k of $n"
+    "$fn" "$@"
+    dirs+=("$out")
+  done
+  out=$base
+  python3 "$here/summarize.py" "${dirs[@]}" | tee "$out/rounds.txt"
+}
+
 case ${1:-} in
   check) check ;;
-  bench) shift; bench "$@" ;;
-  lat) shift; lat "$@" ;;
+  bench) shift; rounds bench "$@" ;;
+  lat) shift; rounds lat "$@" ;;
   ceilings) ceilings ;;
   package) shift; package "$@" ;;
   collnet) collnet ;;

@@ -8,6 +8,10 @@ socket/jccl; above 1 = JcclSocket better).
 configuration has one, else from the bench sweep, where 8 B is the first size after start-up.
 
 usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's figure)
+       summarize.py ROUND_DIR ROUND_DIR...   (rounds of the same configurations, as run.sh's
+       JCCL_ROUNDS makes: per size, each family's best of each round, their medians, JcclSocket's
+       ratio in each round, and how many rounds reach the goal: 1.5x from 16 MiB, 1.0x at 8 B.
+       One machine's runs differ by a fifth from round to round, so one round's ratio says little.)
 """
 import glob
 import os
@@ -33,9 +37,8 @@ def human(n):
     return "%d B" % n if n < 1024 else "%d MiB" % (n >> 20) if n >= 1 << 20 else "%d KiB" % (n >> 10)
 
 
-def main():
-    out = sys.argv[1]
-    show_all = "--all" in sys.argv
+def load(out):
+    """{collective: {configuration: {size: (time us, busbw GB/s)}}} and the (collective, configuration) pairs timed warm."""
     runs = {}
     warm = set()
     logs = sorted(glob.glob(os.path.join(out, "bench-*.log"))) + sorted(glob.glob(os.path.join(out, "lat-*.log")))
@@ -50,6 +53,57 @@ def main():
                     warm.add((m.group(2), m.group(3)))
             else:
                 print("no results in %s" % path)
+    return runs, warm
+
+
+def best_of(configs, size, family):
+    """((time, busbw), name) of the family's best configuration at size: least time at 8 B, most busbw above."""
+    cands = [(rows[size], name) for name, rows in configs.items() if name.startswith(family) and size in rows]
+    if not cands:
+        return None
+    return min(cands, key=lambda c: c[0][0]) if size <= 1024 else max(cands, key=lambda c: c[0][1])
+
+
+def median(values):
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def rounds_table(dirs):
+    loaded = [load(d)[0] for d in dirs]
+    for coll in sorted({c for runs in loaded for c in runs}):
+        print("\n### %s: %d rounds (%s)\n" % (coll, len(dirs), ", ".join(os.path.basename(d.rstrip("/")) for d in dirs)))
+        print("| size | NCCL Socket, best (median) | JcclSocket, best (median) | ratio per round | median ratio | rounds at goal |")
+        print("|---|---|---|---|---|---|")
+        for size in SIZES:
+            socket, jccl, ratios = [], [], []
+            for runs in loaded:
+                s = best_of(runs.get(coll, {}), size, "socket")
+                j = best_of(runs.get(coll, {}), size, "jccl")
+                if s is None or j is None:
+                    continue
+                small = size <= 1024
+                socket.append(s[0][0] if small else s[0][1])
+                jccl.append(j[0][0] if small else j[0][1])
+                ratios.append(s[0][0] / j[0][0] if small else (j[0][1] / s[0][1] if s[0][1] else 0))
+            if not ratios:
+                continue
+            goal = 1.0 if size <= 1024 else 1.5
+            unit = "us" if size <= 1024 else "GB/s"
+            print("| %s | %.2f %s | %.2f %s | %s | %.2fx | %d of %d at %.1fx |" % (
+                human(size), median(socket), unit, median(jccl), unit, ", ".join("%.2f" % r for r in ratios),
+                median(ratios), sum(r >= goal for r in ratios), len(ratios), goal))
+
+
+def main():
+    dirs = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(dirs) > 1:
+        rounds_table(dirs)
+        return
+    out = dirs[0]
+    show_all = "--all" in sys.argv
+    runs, warm = load(out)
     for coll, configs in runs.items():
         print("\n### %s (2 ranks, one GPU, network path)\n" % coll)
         if any(c == coll for c, _ in warm):
@@ -61,14 +115,9 @@ def main():
         for size in SIZES:
             best = {}
             for family in ("socket", "jccl", "before"):
-                cands = [(rows[size], name) for name, rows in configs.items()
-                         if name.startswith(family) and size in rows]
-                if not cands:
-                    continue
-                if size <= 1024:
-                    best[family] = min(cands, key=lambda c: c[0][0])
-                else:
-                    best[family] = max(cands, key=lambda c: c[0][1])
+                b = best_of(configs, size, family)
+                if b is not None:
+                    best[family] = b
             if "socket" not in best or "jccl" not in best:
                 continue
             extra = ""
