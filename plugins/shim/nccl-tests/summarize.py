@@ -11,7 +11,9 @@ usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's fi
        summarize.py ROUND_DIR ROUND_DIR...   (rounds of the same configurations, as run.sh's
        JCCL_ROUNDS makes: per size, each family's best of each round, their medians, JcclSocket's
        ratio in each round, and how many rounds reach the goal: 1.5x from 16 MiB, 1.0x at 8 B.
-       One machine's runs differ by a fifth from round to round, so one round's ratio says little.)
+       One machine's runs differ by a fifth from round to round, so one round's ratio says little.
+       A family's best of several configurations is also its best of several draws: compare
+       families swept alike, or read each configuration's figures with --all.)
 """
 import glob
 import os
