@@ -27,6 +27,10 @@
 #                       NCCL's tuner chooses; then
 #                       the same without CollNet (the baseline). Non-zero exit on any #wrong, crash,
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
+#   run.sh cpu CONFIG...   all_reduce and sendrecv at one size (JCCL_CPU_SIZE, 256M; JCCL_CPU_ITERS
+#                       timed iterations, 300), with the cores the box and each rank's threads used in
+#                       JCCL_CPU_WINDOW (3) seconds of them (cpu_sample.py): what a GB/s costs each
+#                       transport, and how many cores a faster one would need
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, how
 #                       long a parked thread takes to run once woken, and pinned host<->device copies
 #   JCCL_ROUNDS=N runs bench or lat N times over the configurations, in turn (OUT/r1..rN), and
@@ -204,6 +208,27 @@ lat() {
   done
 }
 
+# cpu CONFIG...: one large size per collective, long enough that cpu_sample.py reads, in the
+# middle of the timed iterations, how many cores the box and each rank's threads used.
+cpu() {
+  needs_shim
+  build_nccl_tests || exit 1
+  local spec coll tag size=${JCCL_CPU_SIZE:-256M}
+  for spec in "$@"; do
+    for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
+      tag=$(printf %s "cpu-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
+      rm -f "$out/$tag.log"
+      python3 "$here/cpu_sample.py" "$out/$tag.log" "${coll}_perf" "${JCCL_CPU_SKIP:-2}" "${JCCL_CPU_WINDOW:-3}" \
+        > "$out/$tag.cpu" &
+      rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b "$size" -e "$size" -g 1 -c 0 \
+        -n "${JCCL_CPU_ITERS:-300}" -w 20)
+      wait
+      echo "$spec $coll exit $rc: $(awk '$1 ~ /^[0-9]+$/ && NF >= 12 { print "busbw", $8, "GB/s out of place" }' "$out/$tag.log")"
+      cat "$out/$tag.cpu"
+    done
+  done
+}
+
 package() {
   build_nccl_tests || exit 1
   local failures=0 lib name net coll log rc oob problem
@@ -314,6 +339,7 @@ case ${1:-} in
   check) check ;;
   bench) shift; rounds bench "$@" ;;
   lat) shift; rounds lat "$@" ;;
+  cpu) shift; cpu "$@" ;;
   ceilings) ceilings ;;
   package) shift; package "$@" ;;
   collnet) collnet ;;

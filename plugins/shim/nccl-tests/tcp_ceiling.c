@@ -1,6 +1,8 @@
 /*
  * The loopback TCP ceiling of a machine: N sender/receiver thread pairs, one TCP connection each,
- * 1 MiB writes for S seconds; prints the aggregate one-way GB/s.
+ * 1 MiB writes for S seconds; prints the aggregate one-way GB/s, and the CPU time the process
+ * spent (both copies, the whole TCP path through loopback) per GB moved: what any loopback
+ * transport pays at the least, so a rate needs at least rate x that many cores.
  *   tcp_ceiling STREAMS SECONDS
  */
 #include <arpa/inet.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +27,12 @@ static double now(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static double cpu_seconds(void) {
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_utime.tv_usec / 1e6 + u.ru_stime.tv_sec + u.ru_stime.tv_usec / 1e6;
 }
 
 static void* sender(void* arg) {
@@ -77,14 +86,15 @@ int main(int argc, char** argv) {
     }
     usleep(200000); /* warm-up, not counted */
     atomic_store(&received, 0);
-    double t0 = now();
+    double t0 = now(), c0 = cpu_seconds();
     usleep((useconds_t) (seconds * 1e6));
     long bytes = atomic_load(&received);
-    double t1 = now();
+    double t1 = now(), c1 = cpu_seconds();
     atomic_store(&stop, 1);
     for (int i = 0; i < n; i++) {
         pthread_join(threads[i], NULL);
     }
-    printf("loopback TCP, %d stream%s: %.2f GB/s\n", streams, streams == 1 ? "" : "s", bytes / (t1 - t0) / 1e9);
+    printf("loopback TCP, %d stream%s: %.2f GB/s, %.2f cores, %.0f ms of CPU per GB\n", streams,
+           streams == 1 ? "" : "s", bytes / (t1 - t0) / 1e9, (c1 - c0) / (t1 - t0), (c1 - c0) / (bytes / 1e9) * 1e3);
     return 0;
 }
