@@ -220,11 +220,18 @@ cpu() {
       rm -f "$out/$tag.log"
       python3 "$here/cpu_sample.py" "$out/$tag.log" "${coll}_perf" "${JCCL_CPU_SKIP:-2}" "${JCCL_CPU_WINDOW:-3}" \
         > "$out/$tag.cpu" &
+      sampler=$!
       rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b "$size" -e "$size" -g 1 -c 0 \
         -n "${JCCL_CPU_ITERS:-300}" -w 20)
-      wait
+      # A run that failed, or ended before the window did, leaves nothing to wait for.
+      kill "$sampler" 2>/dev/null
+      wait "$sampler" 2>/dev/null
       echo "$spec $coll exit $rc: $(awk '$1 ~ /^[0-9]+$/ && NF >= 12 { print "busbw", $8, "GB/s out of place" }' "$out/$tag.log")"
-      cat "$out/$tag.cpu"
+      if [ -s "$out/$tag.cpu" ]; then
+        cat "$out/$tag.cpu"
+      else
+        echo "cpu: no sample: the run ended before its window (more JCCL_CPU_ITERS) or never started"
+      fi
     done
   done
 }
