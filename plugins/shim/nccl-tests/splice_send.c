@@ -10,54 +10,134 @@
  *   gcc -O2 -o /tmp/splice_send splice_send.c -lpthread && /tmp/splice_send MODE [CHUNKS]
  */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <time.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/resource.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
 #define CHUNK (512 << 10)
-static int mode, chunks = 4000, rfd, sfd;
-static double now() { struct timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec + t.tv_nsec * 1e-9; }
-static double cpu() { struct rusage u; getrusage(RUSAGE_THREAD, &u); return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6; }
-static double sendCpu;
-static void* sender(void* a) {
-  char* buf = aligned_alloc(4096, CHUNK); memset(buf, 1, CHUNK);
-  int p[2]; pipe(p); fcntl(p[1], F_SETPIPE_SZ, 1 << 20);
-  double c0 = cpu();
-  for (int i = 0; i < chunks; i++) {
-    if (mode == 0) {
-      size_t off = 0; while (off < CHUNK) { ssize_t n = send(sfd, buf + off, CHUNK - off, 0); if (n < 0) { perror("send"); exit(1); } off += n; }
-    } else {
-      size_t off = 0;
-      while (off < CHUNK) {
-        struct iovec v = { buf + off, CHUNK - off };
-        ssize_t n = vmsplice(p[1], &v, 1, 0); if (n < 0) { perror("vmsplice"); exit(1); }
-        ssize_t m = 0; while (m < n) { ssize_t k = splice(p[0], NULL, sfd, NULL, n - m, SPLICE_F_MOVE | SPLICE_F_MORE); if (k < 0) { perror("splice"); exit(1); } m += k; }
-        off += n;
-      }
-    }
-  }
-  sendCpu = cpu() - c0;
-  return NULL;
+
+static int mode;
+static int chunks = 4000;
+static int sendFd;
+static double senderCpu;
+
+static void fail(const char* what) {
+    perror(what);
+    exit(1);
 }
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* CPU time of the calling thread, user and system */
+static double thread_cpu(void) {
+    struct rusage u;
+    getrusage(RUSAGE_THREAD, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+static void send_chunk(const char* buf) {
+    for (size_t off = 0; off < CHUNK;) {
+        ssize_t n = send(sendFd, buf + off, CHUNK - off, 0);
+        if (n < 0) {
+            fail("send");
+        }
+        off += n;
+    }
+}
+
+/* The pipe's pages reference buf's (vmsplice), and splice hands them to the socket. */
+static void splice_chunk(const char* buf, const int pipe[2]) {
+    for (size_t off = 0; off < CHUNK;) {
+        struct iovec v = {(void*) (buf + off), CHUNK - off};
+        ssize_t n = vmsplice(pipe[1], &v, 1, 0);
+        if (n < 0) {
+            fail("vmsplice");
+        }
+        for (ssize_t moved = 0; moved < n;) {
+            ssize_t k = splice(pipe[0], NULL, sendFd, NULL, n - moved, SPLICE_F_MOVE | SPLICE_F_MORE);
+            if (k < 0) {
+                fail("splice");
+            }
+            moved += k;
+        }
+        off += n;
+    }
+}
+
+static void* sender(void* arg) {
+    (void) arg;
+    char* buf = aligned_alloc(4096, CHUNK);
+    memset(buf, 1, CHUNK);
+    int p[2];
+    if (pipe(p) != 0 || fcntl(p[1], F_SETPIPE_SZ, 1 << 20) < 0) {
+        fail("pipe");
+    }
+    double c0 = thread_cpu();
+    for (int i = 0; i < chunks; i++) {
+        if (mode == 0) {
+            send_chunk(buf);
+        } else {
+            splice_chunk(buf, p);
+        }
+    }
+    senderCpu = thread_cpu() - c0;
+    return NULL;
+}
+
 int main(int argc, char** argv) {
-  mode = atoi(argv[1]); if (argc > 2) chunks = atoi(argv[2]);
-  int l = socket(AF_INET, SOCK_STREAM, 0); struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_addr.s_addr = htonl(0x7f000001);
-  bind(l, (void*)&a, sizeof a); listen(l, 1); socklen_t len = sizeof a; getsockname(l, (void*)&a, &len);
-  sfd = socket(AF_INET, SOCK_STREAM, 0); connect(sfd, (void*)&a, sizeof a); rfd = accept(l, 0, 0);
-  char* rbuf = aligned_alloc(4096, CHUNK);
-  pthread_t t; double t0 = now(); pthread_create(&t, NULL, sender, NULL);
-  double c0 = cpu(); long total = (long) chunks * CHUNK, got = 0;
-  while (got < total) { ssize_t n = recv(rfd, rbuf + (got % CHUNK), CHUNK - (got % CHUNK), 0); if (n <= 0) { perror("recv"); exit(1); } got += n; }
-  double rc = cpu() - c0; pthread_join(t, NULL); double el = now() - t0;
-  printf("%s: %.2f GB/s, sender CPU %.1f us/chunk, receiver CPU %.1f us/chunk\n", mode ? "vmsplice+splice" : "send", total / el / 1e9, sendCpu / chunks * 1e6, rc / chunks * 1e6);
-  return 0;
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s 0|1 [CHUNKS]   (0: send, 1: vmsplice + splice)\n", argv[0]);
+        return 2;
+    }
+    mode = atoi(argv[1]);
+    if (argc > 2) {
+        chunks = atoi(argv[2]);
+    }
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (bind(listener, (struct sockaddr*) &a, sizeof a) != 0 || listen(listener, 1) != 0
+        || getsockname(listener, (struct sockaddr*) &a, &len) != 0) {
+        fail("listen");
+    }
+    sendFd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(sendFd, (struct sockaddr*) &a, sizeof a) != 0) {
+        fail("connect");
+    }
+    int recvFd = accept(listener, NULL, NULL);
+    if (recvFd < 0) {
+        fail("accept");
+    }
+    char* rbuf = aligned_alloc(4096, CHUNK);
+    pthread_t t;
+    double t0 = now();
+    pthread_create(&t, NULL, sender, NULL);
+    double c0 = thread_cpu();
+    long total = (long) chunks * CHUNK;
+    for (long got = 0; got < total;) {
+        ssize_t n = recv(recvFd, rbuf + (got % CHUNK), CHUNK - (got % CHUNK), 0);
+        if (n <= 0) {
+            fail("recv");
+        }
+        got += n;
+    }
+    double receiverCpu = thread_cpu() - c0;
+    pthread_join(t, NULL);
+    double elapsed = now() - t0;
+    printf("%s: %.2f GB/s, sender CPU %.1f us/chunk, receiver CPU %.1f us/chunk\n", mode ? "vmsplice+splice" : "send",
+           total / elapsed / 1e9, senderCpu / chunks * 1e6, receiverCpu / chunks * 1e6);
+    return 0;
 }
