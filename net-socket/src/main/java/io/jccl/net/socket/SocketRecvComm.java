@@ -31,8 +31,12 @@ import java.nio.channels.SocketChannel;
  */
 final class SocketRecvComm extends SocketComm implements RecvComm {
     private static final int MAX_RECEIVES = NetPlugin.MAX_REQUESTS;
-    /** CTS frames held back while messages are small, at most: half the sender's EAGER credit. */
-    static final int CTS_BATCH = Wire.EAGER_SLOTS / 2;
+    /**
+     * CTS frames held back while messages are small, at most: half the sender's EAGER credit (it
+     * reads for them once half is out), and no more than the receives whose CTS content
+     * {@link #ctsN} keeps by sequence number.
+     */
+    static final int CTS_BATCH = Math.min(Wire.EAGER_SLOTS / 2, MAX_RECEIVES);
 
     private final RecvRequest[] requests = new RecvRequest[MAX_RECEIVES];
     /** Receives [requestHead, requestTail) are handed out; requestTail is the next CTS sequence number. */

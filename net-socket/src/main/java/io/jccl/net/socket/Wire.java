@@ -63,8 +63,13 @@ final class Wire {
     static final byte EAGER = 3;
     static final byte WANT = 4;
 
-    /** EAGERs a sender may have in flight before their receives are known, and the size of each. */
-    static final int EAGER_SLOTS = 16;
+    /**
+     * EAGERs a sender may have in flight before their receives are known, and the size of each.
+     * Twice the receiver's CTS batch, which is as large as its request slots allow: a batch of 8
+     * (16 slots) cost a small message an eighth of a write and a read more than a raw socket pair,
+     * about 0.5 us of 7 on the build machine's one-thread measure (net-socket/README.md).
+     */
+    static final int EAGER_SLOTS = 64;
     static final int EAGER_SLOT_BYTES = 1024;
 
     static final int CTS_HEADER = 8;
