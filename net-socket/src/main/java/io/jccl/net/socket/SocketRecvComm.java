@@ -52,6 +52,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     private final long[][] ctsCapacity = new long[MAX_RECEIVES][SocketDevices.MAX_RECVS];
     private final int[][] ctsTag = new int[MAX_RECEIVES][SocketDevices.MAX_RECVS];
     private long announcedTail;
+    /** The bytes of those frames: what their write will stage. */
+    private int heldBackBytes;
     /** The sender asked for every CTS (WANT), or must learn of a refused EAGER: write them now. */
     private boolean ctsWanted;
     /**
@@ -160,7 +162,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             r.regions[i] = region;
             onDevice |= region.onDevice();
         }
-        if (!out.hasRoom(unannouncedBytes() + Wire.ctsBytes(n), 0)) {
+        if (!out.hasRoom(heldBackBytes + Wire.ctsBytes(n), 0)) {
             progress();
             return null;
         }
@@ -171,6 +173,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         r.n = n;
         int c = (int) (r.seq % MAX_RECEIVES);
         ctsN[c] = n;
+        heldBackBytes += Wire.ctsBytes(n);
         for (int i = 0; i < n; i++) {
             SpiArrays.set(r.buffers, i, data[i]); // no C2 trap: see SpiArrays
             r.tags[i] = tags[i];
@@ -229,15 +232,6 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return (int) (requestTail - announcedTail);
     }
 
-    /** @return the bytes of the CTS frames not yet written */
-    private int unannouncedBytes() {
-        int bytes = 0;
-        for (long s = announcedTail; s < requestTail; s++) {
-            bytes += Wire.ctsBytes(ctsN[(int) (s % MAX_RECEIVES)]);
-        }
-        return bytes;
-    }
-
     /** Writes the CTS frames held back, in one write. Room for them was checked when each was posted. */
     private void announce() throws IOException {
         wantedCount += ctsWanted ? 1 : 0;
@@ -246,7 +240,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             return;
         }
         ctsWriteCount++;
-        ByteBuffer frame = out.stage(unannouncedBytes());
+        ByteBuffer frame = out.stage(heldBackBytes);
+        heldBackBytes = 0;
         for (; announcedTail < requestTail; announcedTail++) {
             int c = (int) (announcedTail % MAX_RECEIVES);
             frame.put(Wire.CTS).put((byte) ctsN[c]).putShort((short) 0).putInt((int) announcedTail);
