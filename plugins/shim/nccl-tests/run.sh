@@ -9,13 +9,16 @@
 #                       mismatch or leak reported at the last communicator's destroy
 #   run.sh bench CONFIG...   all_reduce and sendrecv (JCCL_BENCH_COLLS), 8 B to 512 MiB, each config;
 #                       summarize.py prints the table (best per family, ratios)
-#   run.sh lat CONFIG...     the same collectives at 8 B alone, JCCL_LAT_WARMUP (20000) warm-up and
+#   run.sh lat CONFIG...     the same collectives at 8 B alone, JCCL_LAT_WARMUP (150000) warm-up and
 #                       JCCL_LAT_ITERS (2000) timed iterations, so that both families are measured
-#                       warm: in bench, 8 B is the first size after start-up. The shim's JVM compiles
-#                       a method fully (C2) only after thousands of calls: on the CPU machine
-#                       JcclSocket's isend and irecv were still C1 with profiling (tier 3) after
-#                       4000 rounds (-XX:+PrintCompilation), as many as the first lat runs made.
-#                       summarize.py takes 8 B from these runs if present
+#                       warm: in bench, 8 B is the first size after start-up. The shim's JVM is still
+#                       compiling for about 2 s of calls: on an H200 (async-profiler, 1 s intervals)
+#                       its compiler threads took 19 to 54% of the process's samples in the first two
+#                       seconds and none after, and NCCL's proxy thread ran JcclSocket's calls partly
+#                       interpreted or C1 until then. 20000 iterations (about 0.5 s) timed JcclSocket
+#                       while it was compiling: 0.82x of NCCL's Socket, against 1.03x after 150000
+#                       (median of 5 alternating rounds, all_reduce). summarize.py takes 8 B from
+#                       these runs if present
 #   run.sh package LIB...  all_reduce and sendrecv, -c 1, through each LIB (DIR/libnccl-net-NAME.so
 #                       that `jccl package --jlink` made) with nothing of JCCL set but NCCL_NET_PLUGIN=LIB:
 #                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names
@@ -202,7 +205,7 @@ lat() {
     for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
       tag=$(printf %s "lat-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
       rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 8 -g 1 -c 0 -n "${JCCL_LAT_ITERS:-2000}" \
-        -w "${JCCL_LAT_WARMUP:-20000}")
+        -w "${JCCL_LAT_WARMUP:-150000}")
       echo "$spec $coll (8 B, warm) exit $rc"
     done
   done
