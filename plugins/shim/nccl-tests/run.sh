@@ -16,9 +16,9 @@
 #                       its compiler threads took 19 to 54% of the process's samples in the first two
 #                       seconds and none after, and NCCL's proxy thread ran JcclSocket's calls partly
 #                       interpreted or C1 until then. 20000 iterations (about 0.5 s) timed JcclSocket
-#                       while it was compiling: 0.82x of NCCL's Socket, against 1.03x after 150000
-#                       (median of 5 alternating rounds, all_reduce). summarize.py takes 8 B from
-#                       these runs if present
+#                       while it was compiling: all_reduce at 0.82x of NCCL's Socket (median of 5
+#                       rounds alternating with 150000), against 0.985x after 150000 (10 rounds, two
+#                       calls). summarize.py takes 8 B from these runs if present
 #   run.sh package LIB...  all_reduce and sendrecv, -c 1, through each LIB (DIR/libnccl-net-NAME.so
 #                       that `jccl package --jlink` made) with nothing of JCCL set but NCCL_NET_PLUGIN=LIB:
 #                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names
