@@ -95,6 +95,8 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
      * clock: under NCCL that stamp was 2% of the proxy thread's time at 8 bytes (H200).
      */
     private long lastStripedSeq = -1;
+    /** Clock reads for {@link #lastReadNanos} (for tests). */
+    private long readStamps;
     private MemoryRegion payloadRegion;
     private long payloadOffset;
     private long payloadRemaining;
@@ -233,6 +235,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return ctsWriteCount;
     }
 
+    /** @return the clock reads that stamped a control-stream read (for tests) */
+    synchronized long readStamps() {
+        return readStamps;
+    }
+
     /** @return receives whose CTS is held back (for tests) */
     int heldBackCts() {
         return (int) (requestTail - announcedTail);
@@ -352,6 +359,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     void readInbound() throws IOException, NetException {
         if (lastStripedSeq >= requestHead) {
             lastReadNanos = System.nanoTime(); // only onlyStreamsOwe reads it, for a striped receive
+            readStamps++;
         }
         readFrames();
         if (ctsWanted && announcedTail < requestTail) {
@@ -443,6 +451,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             stripe(r.regions[buffer], r.offsets[buffer], size, r);
             lastStripedSeq = r.seq;
             lastReadNanos = System.nanoTime(); // its frame was just parsed: as good as a read
+            readStamps++;
         } else {
             r.addPending(size);
             payloadRequest = r;

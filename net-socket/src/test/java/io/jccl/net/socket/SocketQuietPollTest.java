@@ -3,10 +3,12 @@ package io.jccl.net.socket;
 import io.jccl.spi.MemoryHandle;
 import io.jccl.spi.NetException;
 import io.jccl.spi.NetRequest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -51,6 +53,36 @@ class SocketQuietPollTest {
                 assertEquals("no chunk on the data streams", sendTiming);
                 assertEquals("no chunk on the data streams", recvTiming);
             }
+        }
+    }
+
+    /**
+     * A receiving comm with I/O threads reads the clock at a control-stream read only while a
+     * message's payload is on the data streams (the rule in {@code SocketRecvComm.onlyStreamsOwe}
+     * needs it then): small messages read none. Under NCCL, where every connection has an I/O
+     * thread, that clock read was 2% of the proxy thread at 8 bytes. If the first count fails,
+     * check the condition around {@code readStamps} in {@code SocketRecvComm.readInbound}.
+     */
+    @Test
+    void smallMessagesReadNoClockAndStripedOnesStillDo() throws NetException {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, "1",
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, "1"))) {
+            Loopback.Pair p = lo.pair();
+            MemorySegment src = lo.allocate(64);
+            MemorySegment dst = lo.allocate(64);
+            MemoryHandle sm = lo.register(p.send(), src);
+            MemoryHandle rm = lo.register(p.recv(), dst);
+            for (int i = 0; i < 200; i++) {
+                NetRequest r = lo.recv(p.recv(), dst, 0, rm);
+                src.set(ValueLayout.JAVA_INT, 0, i);
+                NetRequest s = lo.send(p.send(), src.asSlice(0, 8), 0, sm);
+                lo.awaitAll(s, r);
+                assertEquals(i, dst.get(ValueLayout.JAVA_INT, 0), "message " + i);
+            }
+            SocketRecvComm recv = (SocketRecvComm) p.recv();
+            assertEquals(0, recv.readStamps(), "clock reads for 200 small messages");
+            exchange(lo, p, 2, 1, 3);
+            assertTrue(recv.readStamps() > 0, "a message over the data streams stamps its reads");
         }
     }
 
