@@ -12,10 +12,10 @@
 #   run.sh lat CONFIG...     the same collectives at 8 B alone, JCCL_LAT_WARMUP (150000) warm-up and
 #                       JCCL_LAT_ITERS (2000) timed iterations, so that both families are measured
 #                       warm: in bench, 8 B is the first size after start-up. The shim's JVM is still
-#                       compiling for about 2 s of calls: on an H200 (async-profiler, 1 s intervals)
+#                       compiling for 2 to 3 s of calls: on an H200 (async-profiler, 1 s intervals)
 #                       its compiler threads took 19 to 54% of the process's samples in the first two
-#                       seconds and none after, and NCCL's proxy thread ran JcclSocket's calls partly
-#                       interpreted or C1 until then. 20000 iterations (about 0.5 s) timed JcclSocket
+#                       intervals and 0 to 12% after, and NCCL's proxy thread ran JcclSocket's calls
+#                       partly interpreted or C1 in the first two. 20000 iterations (about 0.5 s) timed JcclSocket
 #                       while it was compiling: all_reduce at 0.82x of NCCL's Socket (median of 5
 #                       rounds alternating with 150000), against 0.985x after 150000 (10 rounds, two
 #                       calls). summarize.py takes 8 B from these runs if present
