@@ -53,6 +53,23 @@ final class Loopback implements AutoCloseable {
     record Pair(ListenComm listen, SendComm send, RecvComm recv) {
     }
 
+    /** A connected pair with a registered source and destination of {@code bytes} each. */
+    static final class Wired {
+        final Pair pair;
+        final MemorySegment src;
+        final MemorySegment dst;
+        final MemoryHandle sm;
+        final MemoryHandle rm;
+
+        Wired(Loopback lo, long bytes) throws NetException {
+            pair = lo.pair();
+            src = lo.allocate(bytes);
+            dst = lo.allocate(bytes);
+            sm = lo.register(pair.send(), src);
+            rm = lo.register(pair.recv(), dst);
+        }
+    }
+
     Pair pair() throws NetException {
         NetHandle handle = NetHandle.allocate();
         ListenComm listen = plugin.listen(0, handle);

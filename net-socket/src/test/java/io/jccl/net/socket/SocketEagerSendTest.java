@@ -28,23 +28,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SocketEagerSendTest {
 
-    /** A connected pair with a registered source and destination of {@code bytes} each. */
-    private static final class Wired {
-        final Loopback.Pair pair;
-        final MemorySegment src;
-        final MemorySegment dst;
-        final MemoryHandle sm;
-        final MemoryHandle rm;
-
-        Wired(Loopback lo, long bytes) throws NetException {
-            pair = lo.pair();
-            src = lo.allocate(bytes);
-            dst = lo.allocate(bytes);
-            sm = lo.register(pair.send(), src);
-            rm = lo.register(pair.recv(), dst);
-        }
-    }
-
     /**
      * Posts {@code count} receives of {@code stride} bytes each, for messages {@code first} on, into
      * {@code dst} at {@code first * stride} on, and awaits them, never more in flight than half a
@@ -69,7 +52,7 @@ class SocketEagerSendTest {
     @Test
     void aSmallSendStartsBeforeItsReceiveIsPostedAndCompletesOnceTheReceiveIs() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Wired w = new Wired(lo, 64);
+            Loopback.Wired w = new Loopback.Wired(lo, 64);
             w.src.set(ValueLayout.JAVA_LONG, 0, 0x1122334455667788L);
             NetRequest s = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 8), 5, w.sm);
             assertNotNull(s, "an 8-byte send needs no CTS");
@@ -122,7 +105,7 @@ class SocketEagerSendTest {
     @Test
     void eagerSendsFindTheirTagsInAGroupedReceive() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Wired w = new Wired(lo, 64);
+            Loopback.Wired w = new Loopback.Wired(lo, 64);
             w.src.set(ValueLayout.JAVA_INT, 0, 22);
             w.src.set(ValueLayout.JAVA_INT, 32, 11);
             NetRequest tag2 = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 4), 2, w.sm);
@@ -142,7 +125,7 @@ class SocketEagerSendTest {
     @Test
     void anEagerSendLargerThanItsReceiveFailsTheReceiveAndThenTheSendingComm() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Wired w = new Wired(lo, 1024);
+            Loopback.Wired w = new Loopback.Wired(lo, 1024);
             NetRequest big = lo.plugin.isend(w.pair.send(), w.src.asSlice(0, 100), 0, w.sm);
             assertNotNull(big);
             assertTrue(lo.plugin.test(big, new int[1]), "an EAGER send completes once copied");
@@ -174,7 +157,7 @@ class SocketEagerSendTest {
     @Test
     void smallMessagesNeedOneWriteEachAndALargerReceiveGoesOutAtOnceWithTheFramesHeldBack() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Wired w = new Wired(lo, 1 << 20);
+            Loopback.Wired w = new Loopback.Wired(lo, 1 << 20);
             // Receives posted ahead, one at a time as NCCL's proxy does: every send finds credit.
             int rounds = 200;
             int heldBack = 0;
@@ -216,7 +199,7 @@ class SocketEagerSendTest {
     void largeMessagesThatCouldGoAheadNeedNoCtsEachWhileTheReceivesStayAlike() throws NetException {
         try (Loopback lo = new Loopback()) {
             int size = 256 << 10; // above the inline limit: the payload follows its frame or goes over the streams
-            Wired w = new Wired(lo, 2L * size);
+            Loopback.Wired w = new Loopback.Wired(lo, 2L * size);
             int rounds = 64;
             for (int i = 0; i < rounds; i++) {
                 MemorySegment slot = w.dst.asSlice((i % 2) * (long) size, size);
@@ -238,7 +221,7 @@ class SocketEagerSendTest {
     void aReceiveUnlikeTheLastIsAnnouncedAtOnce() throws NetException {
         try (Loopback lo = new Loopback()) {
             int large = 256 << 10;
-            Wired w = new Wired(lo, large);
+            Loopback.Wired w = new Loopback.Wired(lo, large);
             int rounds = 16;
             for (int i = 0; i < rounds; i++) {
                 // Capacities alternate: a send may not go ahead into a receive larger than the last,
@@ -259,7 +242,7 @@ class SocketEagerSendTest {
     @Test
     void aSenderThatOnlyRetriesGetsItsHeldBackCtsWithoutTheReceiverBeingCalled() throws NetException {
         try (Loopback lo = new Loopback()) {
-            Wired w = new Wired(lo, 1 << 20);
+            Loopback.Wired w = new Loopback.Wired(lo, 1 << 20);
             NetRequest r1 = lo.recv(w.pair.recv(), w.dst.asSlice(0, 64), 0, w.rm);
             NetRequest s1 = lo.send(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
             lo.awaitAll(s1, r1); // a small message: the receiver now holds its CTS frames back

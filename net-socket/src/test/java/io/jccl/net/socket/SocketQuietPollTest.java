@@ -67,21 +67,17 @@ class SocketQuietPollTest {
     void smallMessagesReadNoClockAndStripedOnesStillDo() throws NetException {
         try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, "1",
                 SocketConfig.NCCL_NSOCKS_PERTHREAD, "1"))) {
-            Loopback.Pair p = lo.pair();
-            MemorySegment src = lo.allocate(64);
-            MemorySegment dst = lo.allocate(64);
-            MemoryHandle sm = lo.register(p.send(), src);
-            MemoryHandle rm = lo.register(p.recv(), dst);
+            Loopback.Wired w = new Loopback.Wired(lo, 64);
             for (int i = 0; i < 200; i++) {
-                NetRequest r = lo.recv(p.recv(), dst, 0, rm);
-                src.set(ValueLayout.JAVA_INT, 0, i);
-                NetRequest s = lo.send(p.send(), src.asSlice(0, 8), 0, sm);
+                NetRequest r = lo.recv(w.pair.recv(), w.dst, 0, w.rm);
+                w.src.set(ValueLayout.JAVA_INT, 0, i);
+                NetRequest s = lo.send(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
                 lo.awaitAll(s, r);
-                assertEquals(i, dst.get(ValueLayout.JAVA_INT, 0), "message " + i);
+                assertEquals(i, w.dst.get(ValueLayout.JAVA_INT, 0), "message " + i);
             }
-            SocketRecvComm recv = (SocketRecvComm) p.recv();
+            SocketRecvComm recv = (SocketRecvComm) w.pair.recv();
             assertEquals(0, recv.readStamps(), "clock reads for 200 small messages");
-            exchange(lo, p, 2, 1, 3);
+            exchange(lo, w.pair, 2, 1, 3);
             assertTrue(recv.readStamps() > 0, "a message over the data streams stamps its reads");
         }
     }
