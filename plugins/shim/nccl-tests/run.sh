@@ -15,10 +15,11 @@
 #                       compiling for 2 to 3 s of calls: on an H200 (async-profiler, 1 s intervals)
 #                       its compiler threads took 19 to 54% of the process's samples in the first two
 #                       intervals and 0 to 12% after, and NCCL's proxy thread ran JcclSocket's calls
-#                       partly interpreted or C1 in the first two. 20000 iterations (about 0.5 s) timed JcclSocket
-#                       while it was compiling: all_reduce at 0.82x of NCCL's Socket (median of 5
-#                       rounds alternating with 150000), against 0.96x after 150000 (20 rounds, three
-#                       calls). summarize.py takes 8 B from these runs if present
+#                       partly interpreted or C1 in the first two. 20000 iterations (about 0.5 s)
+#                       timed JcclSocket while it was compiling: all_reduce at 0.82x of NCCL's
+#                       Socket (median of 5 rounds alternating with 150000), against 0.96x after
+#                       150000 (20 rounds, three calls). summarize.py takes 8 B from these runs if
+#                       present
 #   run.sh package LIB...  all_reduce and sendrecv, -c 1, through each LIB (DIR/libnccl-net-NAME.so
 #                       that `jccl package --jlink` made) with nothing of JCCL set but NCCL_NET_PLUGIN=LIB:
 #                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names

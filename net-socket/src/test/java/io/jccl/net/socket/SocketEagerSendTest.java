@@ -10,7 +10,6 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -246,8 +245,9 @@ class SocketEagerSendTest {
             NetRequest r1 = lo.recv(w.pair.recv(), w.dst.asSlice(0, 64), 0, w.rm);
             NetRequest s1 = lo.send(w.pair.send(), w.src.asSlice(0, 8), 0, w.sm);
             lo.awaitAll(s1, r1); // a small message: the receiver now holds its CTS frames back
+            int messages = Wire.EAGER_SLOTS + 1;
             int posted = 3;
-            NetRequest[] recvs = new NetRequest[Wire.EAGER_SLOTS + 1];
+            NetRequest[] recvs = new NetRequest[posted];
             for (int k = 0; k < posted; k++) {
                 recvs[k] = lo.recv(w.pair.recv(), w.dst.asSlice(64L * (k + 1), 64), 0, w.rm);
             }
@@ -256,16 +256,16 @@ class SocketEagerSendTest {
             // EAGER credit; the next send waits for the held-back CTS frames, which the receiver's
             // liveness thread writes on the WANT byte, its caller never being called.
             long start = System.nanoTime();
-            NetRequest[] sends = new NetRequest[Wire.EAGER_SLOTS + 1];
+            NetRequest[] sends = new NetRequest[messages];
             for (int i = 0; i < sends.length; i++) {
                 w.src.set(ValueLayout.JAVA_INT, 64L * i, 7000 + i);
                 sends[i] = lo.send(w.pair.send(), w.src.asSlice(64L * i, 8), 0, w.sm);
             }
             assertTrue(System.nanoTime() - start < 5_000_000_000L, "the CTS frames came within 5 s");
-            lo.awaitAll(Arrays.copyOf(recvs, posted));
-            receiveInWaves(lo, w.pair.recv(), w.dst.asSlice(64), 64, w.rm, posted, recvs.length - posted);
+            lo.awaitAll(recvs);
+            receiveInWaves(lo, w.pair.recv(), w.dst.asSlice(64), 64, w.rm, posted, messages - posted);
             lo.awaitAll(sends);
-            for (int k = 0; k < recvs.length; k++) {
+            for (int k = 0; k < messages; k++) {
                 assertEquals(7000 + k, w.dst.get(ValueLayout.JAVA_INT, 64L * (k + 1)), "message " + k);
             }
         }
