@@ -237,6 +237,23 @@ class SocketConnectionTest {
         }
     }
 
+    /**
+     * A handle from a build of another wire version (version 2 had 16 EAGER slots, and would fail
+     * a version-3 sender mid-run) is refused at connect, naming both versions.
+     */
+    @Test
+    void aHandleOfAnotherProtocolVersionIsRefusedAtConnect() throws NetException {
+        try (Loopback lo = new Loopback()) {
+            NetHandle h = NetHandle.allocate();
+            lo.plugin.listen(0, h);
+            h.segment().set(ValueLayout.JAVA_BYTE, 4, (byte) (SocketHandle.VERSION - 1));
+            NetException e = assertThrows(NetException.class, () -> lo.plugin.connect(0, h));
+            assertSame(NetResult.INVALID_ARGUMENT, e.result());
+            assertTrue(e.getMessage().contains("handle version " + (SocketHandle.VERSION - 1)
+                    + " is not supported (this build speaks " + SocketHandle.VERSION + ")"), e.getMessage());
+        }
+    }
+
     @Test
     void connectingToAClosedListenerFailsAfterItsRetries() throws NetException {
         try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_RETRY_CNT, "3",
