@@ -19,7 +19,8 @@
 #                       timed JcclSocket while it was compiling: all_reduce at 0.82x of NCCL's
 #                       Socket (median of 5 rounds alternating with 150000), against 0.96x after
 #                       150000 (20 rounds, three calls). summarize.py takes 8 B from these runs if
-#                       present
+#                       present. JCCL_LAT_CYCLES=N times N rows of JCCL_LAT_ITERS in each run (-N),
+#                       and lat_rows.py gives each run's median row and the ratios between runs
 #   run.sh package LIB...  all_reduce and sendrecv, -c 1, through each LIB (DIR/libnccl-net-NAME.so
 #                       that `jccl package --jlink` made) with nothing of JCCL set but NCCL_NET_PLUGIN=LIB:
 #                       no JCCL_*, no JAVA_HOME, no JDK needed on the machine; the package file names
@@ -144,11 +145,15 @@ run_one() {
   # The shim's JVM options reach the ranks (mpirun passes only what -x names), with %p in a file
   # name each rank's own: -Xlog:...:file=$OUT/deopt-%p.log gives a log per rank.
   [ -n "$jvm_opts" ] && [[ $spec != socket* && $spec != shm* ]] && xs+=(-x "JCCL_SHIM_JVM_OPTS=$jvm_opts")
+  # JCCL_RANK_CPUS="LIST0 LIST1": rank r runs on CPU list r+1 (taskset), so that every run puts
+  # the ranks' threads on the same cores instead of where the scheduler happens to start them
+  [ -n "${JCCL_RANK_CPUS:-}" ] && xs+=(-x "JCCL_RANK_CPUS=$JCCL_RANK_CPUS")
   timeout -k 10 "$timeout_s" mpirun "${root_flags[@]}" --bind-to "${JCCL_MPI_BIND:-none}" -np 2 \
     "${xs[@]}" \
     sh -c '[ -z "$PACKAGE_ONLY" ] || unset JAVA_HOME JCCL_JAVA_HOME PACKAGE_ONLY;
            [ -z "$JCCL_GPU_PER_RANK" ] || export NCCL_TESTS_DEVICE=$OMPI_COMM_WORLD_RANK;
-           NCCL_HOSTID=jccl-host-${JCCL_ONE_HOST:-$OMPI_COMM_WORLD_RANK} exec "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
+           pin=""; [ -z "$JCCL_RANK_CPUS" ] || pin="taskset -c $(echo $JCCL_RANK_CPUS | cut -d" " -f$((OMPI_COMM_WORLD_RANK + 1)))";
+           NCCL_HOSTID=jccl-host-${JCCL_ONE_HOST:-$OMPI_COMM_WORLD_RANK} exec $pin "$0" "$@"' "$build/bin/$bin" "$@" > "$log" 2>&1
   echo $?
 }
 
@@ -206,7 +211,7 @@ lat() {
     for coll in ${JCCL_BENCH_COLLS:-all_reduce sendrecv}; do
       tag=$(printf %s "lat-$coll-$spec" | tr -c 'A-Za-z0-9_.@+=-' '_')
       rc=$(run_one "$out/$tag.log" "$spec" "${coll}_perf" -b 8 -e 8 -g 1 -c 0 -n "${JCCL_LAT_ITERS:-2000}" \
-        -w "${JCCL_LAT_WARMUP:-150000}")
+        -w "${JCCL_LAT_WARMUP:-150000}" -N "${JCCL_LAT_CYCLES:-1}")
       echo "$spec $coll (8 B, warm) exit $rc"
     done
   done
