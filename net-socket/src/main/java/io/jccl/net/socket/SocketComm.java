@@ -384,6 +384,15 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 (double) parks / chunks);
     }
 
+    /** @return times the comm's I/O threads parked with nothing queued (exact once it is closed), for tests */
+    final long idleParks() {
+        long parks = 0;
+        for (StreamWorker w : workers) {
+            parks += w.parks();
+        }
+        return parks;
+    }
+
     /**
      * @return what the comm did, for the INFO line at close: how its messages went and how often
      *         they waited, the first thing to read when a transfer is slower than it should be
