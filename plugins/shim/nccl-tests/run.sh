@@ -44,6 +44,8 @@
 #   JCCL_BENCH_MAX (sizes, default 8 and 512M) narrow a run;
 #   JCCL_BENCH_CHECK=1 makes bench check every result, as -c 1; JCCL_STACKS_AFTER=N prints the
 #   Java stacks of each rank of the shim's runs N seconds in, beside the run's log, for a hang;
+#   JCCL_RANK_CPUS="0-7 8-15" pins rank r to the (r+1)th CPU list with taskset (pinned, runs of one
+#   configuration still differed by up to a fifth on an H200 host: compare medians over rounds);
 #   JCCL_SHIM_JVM_OPTS reaches the shim's JVM in every rank, e.g. -Xlog options with a file per rank)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
