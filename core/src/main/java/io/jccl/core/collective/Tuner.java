@@ -12,7 +12,7 @@ import java.util.Set;
  * hops and moves the data about once up and once down, with more copies per rank (an inner node
  * adds two children's sums and feeds two children). Trees therefore win up to some size and
  * rings above it; the constants below are what makes the crossover land where measurements put it
- * (see {@code bench/mpi/README.md}, "Rings and trees"). Where every pair of ranks is equally far
+ * (see {@code bench/trees/README.md}, "Rings against trees"). Where every pair of ranks is equally far
  * apart through the network, halving-doubling all-reduces on a power of two of ranks: a ring's
  * traffic (less than a tree's) in as many rounds as a tree's hops (fewer than a ring's steps), so
  * it wins up to the size where the ring's overlapping steps catch up (about 1 MiB on 4 ranks,
