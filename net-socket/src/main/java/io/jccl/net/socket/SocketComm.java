@@ -370,11 +370,10 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             return "no chunk on the data streams";
         }
         long selects = 0;
-        long parks = 0;
         for (StreamWorker w : workers) {
             selects += w.selects();
-            parks += w.parks();
         }
+        long parks = idleParks();
         // Calls and blocks per chunk say how a chunk moved: in one call into buffered room (1.0), or
         // in turns with the peer's thread, each empty call a wait for it (a wake-up each).
         return String.format(Locale.ROOT, "%d chunks on the data streams: each waited %.1f us for its I/O thread, "
@@ -384,7 +383,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
                 (double) parks / chunks);
     }
 
-    /** @return times the comm's I/O threads parked with nothing queued (exact once it is closed), for tests */
+    /** @return times the comm's I/O threads parked with nothing queued (exact once it is closed) */
     final long idleParks() {
         long parks = 0;
         for (StreamWorker w : workers) {

@@ -235,6 +235,11 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         return ctsWriteCount;
     }
 
+    private void stampRead() {
+        lastReadNanos = System.nanoTime();
+        readStamps++;
+    }
+
     /** @return the clock reads that stamped a control-stream read (for tests) */
     synchronized long readStamps() {
         return readStamps;
@@ -358,8 +363,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
     @Override
     void readInbound() throws IOException, NetException {
         if (lastStripedSeq >= requestHead) {
-            lastReadNanos = System.nanoTime(); // only onlyStreamsOwe reads it, for a striped receive
-            readStamps++;
+            stampRead(); // only onlyStreamsOwe reads it, for a striped receive
         }
         readFrames();
         if (ctsWanted && announcedTail < requestTail) {
@@ -450,8 +454,7 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
             r.addPending(size);
             stripe(r.regions[buffer], r.offsets[buffer], size, r);
             lastStripedSeq = r.seq;
-            lastReadNanos = System.nanoTime(); // its frame was just parsed: as good as a read
-            readStamps++;
+            stampRead(); // its frame was just parsed: as good as a read
         } else {
             r.addPending(size);
             payloadRequest = r;

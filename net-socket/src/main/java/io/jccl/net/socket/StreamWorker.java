@@ -21,10 +21,9 @@ final class StreamWorker implements Runnable {
     private static final int YIELDS = 20;
     /**
      * With nothing queued a worker parks until its producer wakes it; the timeout is a safety net
-     * only. It was 1 ms: each idle I/O thread then woke 1000 times a second, a timer interrupt and a
-     * wake-up each, about 2% of a core per thread on an H200 host (async-profiler, 8-byte
-     * all_reduce under NCCL, 4 idle I/O threads a rank) and interrupts landing on the cores of the
-     * threads doing the work.
+     * only. It was 1 ms: each idle I/O thread then woke 1000 times a second, spun, yielded and
+     * parked again, about 2% of a core per thread on an H200 host (async-profiler, 8-byte
+     * all_reduce under NCCL, 4 idle I/O threads a rank).
      */
     static final long IDLE_PARK_NANOS = 200_000_000;
     /** A safety net only: readiness or the producer ends a select. */
