@@ -29,7 +29,7 @@ final class HandleTable<T> {
 
     /** What a handle points at; part of the handle, so a comm is never mistaken for a memory handle. */
     enum Kind {
-        CONTEXT(1), LISTEN(2), SEND(3), RECV(4), REGISTRATION(5), REQUEST(6), COLL_LISTEN(7), COLL(8);
+        CONTEXT(1), LISTEN(2), SEND(3), RECV(4), REGISTRATION(5), REQUEST(6), COLL_LISTEN(7), COLL(8), DONE_SEND(9);
 
         final int code;
 
@@ -79,6 +79,14 @@ final class HandleTable<T> {
 
     static long handle(Kind kind, int generation, int index) {
         return TAG | (long) kind.code << 52 | (long) generation << INDEX_BITS | (index & 0xFFFFFFFFL);
+    }
+
+    /**
+     * A send request that completed inside isend: no slot, the size in the index bits. shim_net.c's
+     * test() recognises it by its top 12 bits ({@code JCCL_DONE_SEND_PREFIX}) and answers it in C.
+     */
+    static long doneSend(int size) {
+        return handle(Kind.DONE_SEND, 0, size);
     }
 
     static boolean tagged(long handle, Kind kind) {

@@ -118,8 +118,14 @@ class RoundTripTest {
         net.init(NetLogger.noop());
         try (Connected c = new Connected(net, 1 << 16)) {
             NetRequest recv = c.irecv(new MemorySegment[] {c.dst.asSlice(0, 16)}, new int[] {0});
-            NetRequest send = c.isend(c.src.asSlice(0, 64), 0, recv);
-            NetException sendError = c.failureOf(send);
+            // The send may fail in isend itself: the shim tests a small send once there (NetBridge's
+            // early test), and NCCL takes an error from isend as it takes one from test.
+            NetException sendError;
+            try {
+                sendError = c.failureOf(c.isend(c.src.asSlice(0, 64), 0, recv));
+            } catch (NetException e) {
+                sendError = e;
+            }
             NetException recvError = c.failureOf(recv);
             assertEquals(NetResult.INVALID_USAGE, sendError == null ? null : sendError.result(), String.valueOf(sendError));
             assertEquals(NetResult.INVALID_USAGE, recvError == null ? null : recvError.result(), String.valueOf(recvError));

@@ -16,6 +16,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -108,7 +110,7 @@ class ShimProcessTest {
         Run run = driver(Map.of(ShimConfig.JCCL_SHIM_MAX_API_VERSION, Integer.toString(maxVersion),
                 "NCCL_SOCKET_NTHREADS", "2", "NCCL_NSOCKS_PERTHREAD", "1"), "cycles", "8");
         assertEquals(0, run.exitCode(), run.output());
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("cycle (\\d+) fds (\\d+) threads (\\d+)")
+        Matcher m = Pattern.compile("cycle (\\d+) fds (\\d+) threads (\\d+)")
                 .matcher(run.output());
         List<int[]> cycles = new ArrayList<>();
         while (m.find()) {
@@ -146,6 +148,25 @@ class ShimProcessTest {
     }
 
     @Test
+    void aSmallSendDoneAtIsendIsAnsweredInCWithoutAnUpcall() throws Exception {
+        // The driver's bench posts a receive, then an 8-byte send, and tests both until done.
+        // JcclSocket writes 8 bytes at once, so isend hands back a DONE_SEND handle and shim_net.c's
+        // test() answers it itself: the profile counts test upcalls only, so there is one completing
+        // test per receive and none per send. Twice as many, and the early test in NetBridge.isend (or
+        // the C check of JCCL_DONE_SEND_PREFIX) no longer works.
+        Run run = driver(Map.of("JCCL_SHIM_PROFILE", "1"), "bench", "20000");
+        assertEquals(0, run.exitCode(), run.output());
+        Matcher m = Pattern
+                .compile("isend (\\d+) calls .* test done (\\d+) calls").matcher(run.output());
+        assertTrue(m.find(), "no JCCL_SHIM_PROFILE line: " + run.output());
+        long isends = Long.parseLong(m.group(1));
+        long testsDone = Long.parseLong(m.group(2));
+        assertTrue(isends > 1000, run.output());
+        assertTrue(testsDone < isends * 3 / 2, "completing test upcalls " + testsDone + " for " + isends
+                + " sends and as many receives: sends went through Java's test\n" + run.output());
+    }
+
+    @Test
     void aFrozenPeerFailsNcclsPendingReceiveWithRemoteErrorWithinTheBound() throws Exception {
         // What NCCL's proxy meets when a peer process is stopped (SIGSTOP): its kernel still
         // acknowledges TCP, so only the transport's liveness bound can end the receive. An idle but
@@ -153,7 +174,7 @@ class ShimProcessTest {
         Run run = driver(Map.of("JCCL_SOCKET_TIMEOUT_MS", "2000"), "frozen-peer", "3000");
         assertEquals(0, run.exitCode(), run.output());
         assertTrue(run.output().contains("idle peer: the receive stayed pending for 3000 ms"), run.output());
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("receive failed with (\\d+) after (\\d+) ms")
+        Matcher m = Pattern.compile("receive failed with (\\d+) after (\\d+) ms")
                 .matcher(run.output());
         assertTrue(m.find(), run.output());
         assertEquals(6, Integer.parseInt(m.group(1)), "ncclRemoteError expected: " + run.output());
