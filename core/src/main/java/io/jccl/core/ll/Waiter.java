@@ -18,12 +18,15 @@ final class Waiter {
      * peer that runs answers within a few; one whose core a JIT or GC thread took needs this core
      * given up soon (a spin is a PAUSE, tens of nanoseconds).
      */
-    private static final int SPINS = 64;
+    static final int SPINS = 64;
     /**
-     * Spins before the first yield when this host has more ranks than cores: the rank waited for
-     * may be the one this core should run, so give the core up almost at once.
+     * Idle rounds before the first yield when this host has more ranks than cores: one, so the
+     * core goes at once to the rank waited for. Over the network each idle round is a read
+     * syscall that finds nothing: with 4 (3 polls, then yield) 4 ranks through TCP on 2 cores made
+     * 7.1 reads per rank and 8-byte all-reduce, with 1 they make 3.5, and Open MPI 2.6 (perf stat,
+     * bench/mpi/README.md).
      */
-    private static final int OVERSUBSCRIBED_SPINS = 4;
+    static final int OVERSUBSCRIBED_SPINS = 1;
     private static final long YIELD_NANOS = 2_000_000;
     private static final long PARK_NANOS = 50_000;
 
@@ -35,6 +38,8 @@ final class Waiter {
     private long sequence;
     private long started;
     private int rounds;
+    /** Yields and parks so far, for tests. */
+    private long giveUps;
 
     /** @param oversubscribed whether this host has more of the communicator's ranks than cores they run on */
     Waiter(Supplier<JcclException> failure, LowLatencyPath.Diagnosis diagnosis, long timeoutNanos, boolean oversubscribed) {
@@ -84,10 +89,16 @@ final class Waiter {
             throw diagnosis.timedOut(sequence, op, peer, op + " made no progress for " + waited / 1_000_000
                     + " ms (JCCL_TIMEOUT_MS) waiting for " + waitingFor + " (rank " + peer + ")");
         }
+        giveUps++;
         if (waited < YIELD_NANOS) {
             Thread.yield();
         } else {
             LockSupport.parkNanos(PARK_NANOS);
         }
+    }
+
+    /** @return the idle rounds so far that gave the core up (a yield or a park), for tests */
+    long giveUps() {
+        return giveUps;
     }
 }
