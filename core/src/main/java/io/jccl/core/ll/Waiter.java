@@ -22,9 +22,9 @@ final class Waiter {
     /**
      * Idle rounds before the first yield when this host has more ranks than cores: one, so the
      * core goes at once to the rank waited for. Over the network each idle round is a read
-     * syscall that finds nothing: with 4 (3 polls, then yield) 4 ranks through TCP on 2 cores made
-     * 7.1 reads per rank and 8-byte all-reduce, with 1 they make 3.5, and Open MPI 2.6 (perf stat,
-     * bench/mpi/README.md).
+     * syscall that finds nothing: with 4 (3 polls, then a yield) 4 ranks through TCP on 2 cores made
+     * 7.4 reads per rank and 8-byte all-reduce, with 1 they make 3.7, and the same algorithm in C
+     * 3.2 (perf stat, bench/mpi/README.md).
      */
     static final int OVERSUBSCRIBED_SPINS = 1;
     private static final long YIELD_NANOS = 2_000_000;
