@@ -154,9 +154,9 @@ static void connect_all(int me, int n, int basePort) {
         if (s < 0) {
             die("accept");
         }
-        blocking = 1;
-        recv_all(s, (char*) &p, sizeof p);
-        blocking = 0;
+        if (recv(s, &p, sizeof p, MSG_WAITALL) != (ssize_t) sizeof p || p < 0 || p >= n) {
+            die("accept: the peer's rank");
+        }
         fds[p] = s;
     }
     close(ls);

@@ -416,14 +416,6 @@ final class NetBridge {
     }
 
     public int test(long request, long doneOut, long sizesOut) {
-        if (HandleTable.tagged(request, HandleTable.Kind.DONE_SEND)) {
-            // shim_net.c answers these itself; a caller that reaches Java with one gets the same answer
-            if (sizesOut != 0) {
-                MEMORY.set(INT, sizesOut, HandleTable.index(request));
-            }
-            MEMORY.set(INT, doneOut, 1);
-            return 0;
-        }
         BridgedComm c = BridgedComm.ofRequest(comms, request);
         NetRequest q = c == null ? null : c.request(request);
         if (q == null) {
