@@ -10,6 +10,11 @@
  *                                       memory (no work for the transport: the bridge alone), best
  *                                       of 5 rounds of N calls; ns per 8-byte isend/irecv/test
  *                                       round, best of 5 rounds of N/10
+ *   jccl-shim-driver LIBRARY warmup N [SETUP_MS]
+ *                                       times each of N 8-byte isend/irecv/test rounds from the first,
+ *                                       printing the mean of rounds 1-10, 11-100, ... (the JVM's
+ *                                       warm-up as NCCL's first calls meet it); SETUP_MS (default 0)
+ *                                       is slept after init, as long as NCCL's communicator set-up
  *   jccl-shim-driver LIBRARY init       init only; prints the result code (for failure paths)
  *   jccl-shim-driver LIBRARY reload     exchange, dlclose, then reopen as NCCL 2.28/2.29 do for the
  *                                       next communicator (by the default name libnccl-net.so, the
@@ -336,6 +341,28 @@ static double now_ns(void) {
         }                                                           \
     } while (0)
 
+/* One 8-byte isend/irecv/test round, as the bench's pairs: both posted, then tested until done. */
+static void pair_round(pair* p, char* src, char* dst, void* smh, void* rmh) {
+    void* data[1] = {dst};
+    size_t sizes[1] = {8};
+    int tags[1] = {7};
+    void* mhs[1] = {rmh};
+    int done = 0;
+    void* r = NULL;
+    void* s = NULL;
+    while (r == NULL) {
+        CHECK(p_irecv(p->rc, 1, data, sizes, tags, mhs, &r));
+    }
+    while (s == NULL) {
+        CHECK(p_isend(p->sc, src, 8, 7, smh, &s));
+        if (s == NULL) {
+            CHECK(p_test(r, &done, NULL));
+        }
+    }
+    wait_done(s, NULL);
+    wait_done(r, NULL);
+}
+
 static void bench(pair* p, char* src, char* dst, void* smh, void* rmh, long n) {
     void* data[1] = {dst};
     size_t sizes[1] = {8};
@@ -370,23 +397,32 @@ static void bench(pair* p, char* src, char* dst, void* smh, void* rmh, long n) {
     /* isend + irecv + tests until both are done, 8 bytes, one after the other. */
     double pairNs;
     long rounds = n / 10 > 0 ? n / 10 : 1;
-    BEST_NS(pairNs, rounds, {
-        void* r = NULL;
-        void* s = NULL;
-        while (r == NULL) {
-            CHECK(p_irecv(p->rc, 1, data, sizes, tags, mhs, &r));
-        }
-        while (s == NULL) {
-            CHECK(p_isend(p->sc, src, 8, 7, smh, &s));
-            if (s == NULL) {
-                CHECK(p_test(r, &done, NULL));
-            }
-        }
-        wait_done(s, NULL);
-        wait_done(r, NULL);
-    });
+    BEST_NS(pairNs, rounds, pair_round(p, src, dst, smh, rmh));
     (void) src;
     printf("BENCH test_ns %.1f iflush_ns %.1f pair_ns %.1f iterations %ld\n", testNs, flushNs, pairNs, n);
+}
+
+/* The JVM's warm-up as NCCL's first calls meet it: each round timed from the very first, and the
+   mean printed per decade of rounds (1-10, 11-100, ...), so that cold and warm are seen apart. */
+static void warmup(pair* p, char* src, char* dst, void* smh, void* rmh, long n) {
+    long start = 1;
+    long end = 10;
+    double sum = 0;
+    double worst = 0;
+    for (long i = 1; i <= n; i++) {
+        double t0 = now_ns();
+        pair_round(p, src, dst, smh, rmh);
+        double ns = now_ns() - t0;
+        sum += ns;
+        worst = ns > worst ? ns : worst;
+        if (i == end || i == n) {
+            printf("WARMUP rounds %ld-%ld mean_ns %.0f max_ns %.0f\n", start, i, sum / (double) (i - start + 1), worst);
+            start = i + 1;
+            end *= 10;
+            sum = 0;
+            worst = 0;
+        }
+    }
 }
 
 /* Takes the newest ncclNetPlugin_vN of lib, as NCCL does; returns 0 if none (or one the driver does not speak). */
@@ -461,9 +497,14 @@ static void collnet_finalize(collnet_life* life) {
 }
 
 /* One communicator's life, as NCCL 2.28+ lives it: init (twice, v11+), transfers or the benchmark, finalize. */
+static long setup_ms; /* warmup's SETUP_MS */
+
 static void session(const char* mode, long benchIterations) {
     pair p = {0};
     CHECK(p_init(&p.ctx, 1));
+    if (setup_ms > 0) {
+        usleep((useconds_t) (setup_ms * 1000));
+    }
     void* second = NULL;
     collnet_life firstCollNet = collnet_init(1);
     collnet_life secondCollNet = {NULL, NULL};
@@ -492,6 +533,8 @@ static void session(const char* mode, long benchIterations) {
 
     if (strcmp(mode, "bench") == 0) {
         bench(&p, src, dst, smh, rmh, benchIterations);
+    } else if (strcmp(mode, "warmup") == 0) {
+        warmup(&p, src, dst, smh, rmh, benchIterations);
     } else {
         size_t sizes[] = {0, 1, 8, 1000, 4096, 65536, 1u << 20, 4u << 20};
         for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
@@ -741,7 +784,7 @@ static int frozen_peer(double idleMs) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|init|props|reload|frozen-peer IDLE_MS\n", argv[0]);
+        fprintf(stderr, "usage: %s LIBRARY exchange|bench N|warmup N|init|props|reload|frozen-peer IDLE_MS\n", argv[0]);
         return 2;
     }
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -803,6 +846,9 @@ int main(int argc, char** argv) {
             closedir(d);
         }
         return 0;
+    }
+    if (strcmp(argv[2], "warmup") == 0 && argc > 4) {
+        setup_ms = atol(argv[4]);
     }
     session(argv[2], argc > 3 ? atol(argv[3]) : 100000);
     if (strcmp(argv[2], "reload") == 0) {

@@ -41,10 +41,33 @@ final class BridgedComm {
     private int[][] recvTags = new int[0][];
     private MemoryHandle[][] recvHandles = new MemoryHandle[0][];
 
+    /**
+     * Grouped receives of up to this many buffers (NCCL groups at most a transport's maxRecvs, 8 for
+     * JcclSocket) find their arrays made with the comm: made at a comm's first receive instead, the
+     * store of a new array ran once per comm, which C2 compiled as a trap that NCCL's first receive
+     * on each new comm then took (seen after the shim's warm-up, {@link ShimWarmup}).
+     */
+    static final int EAGER_RECV_ARRAYS = 8;
+
     BridgedComm(Object comm, HandleTable.Kind kind, long handle) {
         this.comm = comm;
         this.kind = kind;
         this.handle = handle;
+        if (kind == HandleTable.Kind.RECV) {
+            makeRecvArrays();
+        }
+    }
+
+    /** Set-up path only: its stores into arrays of arrays would trap if C2 compiled them (see SpiArrays). */
+    private void makeRecvArrays() {
+        recvData = new MemorySegment[EAGER_RECV_ARRAYS + 1][];
+        recvTags = new int[EAGER_RECV_ARRAYS + 1][];
+        recvHandles = new MemoryHandle[EAGER_RECV_ARRAYS + 1][];
+        for (int n = 1; n <= EAGER_RECV_ARRAYS; n++) {
+            recvData[n] = new MemorySegment[n];
+            recvTags[n] = new int[n];
+            recvHandles[n] = new MemoryHandle[n];
+        }
     }
 
     /**

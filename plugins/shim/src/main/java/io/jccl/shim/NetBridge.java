@@ -20,6 +20,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
 
@@ -53,6 +54,10 @@ final class NetBridge {
     private final PropertiesWriter properties = new PropertiesWriter();
     /** Set by the first init; read by every data call (volatile: NCCL's threads are not ours). */
     private volatile NetPlugin plugin;
+    /** The upcall stubs NCCL's calls enter, for the warm-up; empty for a bridge made without them. */
+    private Map<ShimAbi.NetOp, MemorySegment> entryPoints = Map.of();
+    /** The data path's warm-up, started by the first init ({@link ShimWarmup}); null if none runs. */
+    private volatile ShimWarmup warmup;
 
     NetBridge(String name, NetLogger logger, ClassLoader loader) {
         this.name = name;
@@ -60,12 +65,23 @@ final class NetBridge {
         this.loader = loader;
     }
 
+    /** Called once by {@link ShimBridge#bootstrap} with the stubs it installed. */
+    void entryPoints(Map<ShimAbi.NetOp, MemorySegment> stubs) {
+        this.entryPoints = Map.copyOf(stubs);
+    }
+
     // ---- life cycle ------------------------------------------------------------------------------
 
     public int init(long ctxOut, long commId, int trafficClass, int apiVersion) {
         try {
             synchronized (this) {
+                int warmupRounds = 0;
                 if (plugin == null) {
+                    try {
+                        warmupRounds = ShimWarmup.configuredRounds();
+                    } catch (IllegalArgumentException e) {
+                        throw NetException.invalidUsage(e.getMessage());
+                    }
                     plugin = select();
                     logger.info(LogSubsystem.INIT | LogSubsystem.NET, "NET/JCCL: %s (%s) serves ncclNet v%d, %d device%s",
                             plugin.name(), plugin.getClass().getName(), apiVersion, plugin.devices(),
@@ -75,6 +91,9 @@ final class NetBridge {
                 }
                 if (ctxOut != 0) {
                     MEMORY.set(LONG, ctxOut, contexts.add(commId, CONTEXT));
+                }
+                if (warmupRounds > 0) {
+                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds, apiVersion);
                 }
             }
             return 0;
@@ -121,6 +140,12 @@ final class NetBridge {
         try {
             if (contexts.get(ctx, CONTEXT) == null) {
                 return invalid("finalize", ctx, "context");
+            }
+            // NCCL is tearing down: the warm-up closes its comms first, so that none is open when NCCL's
+            // last context goes (the warm-up's own finalize comes through here too, and does not wait).
+            ShimWarmup w = warmup;
+            if (w != null) {
+                w.stopAndJoin();
             }
             synchronized (this) {
                 contexts.remove(ctx);

@@ -6,7 +6,9 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
+import java.util.EnumMap;
 import java.util.Locale;
+import java.util.Map;
 
 import static io.jccl.shim.ShimAbi.LONG;
 import static io.jccl.shim.ShimAbi.MEMORY;
@@ -29,6 +31,8 @@ public final class ShimBridge {
     static final String SOCKET_AUTO_THREADS_MAX = "JCCL_SOCKET_AUTO_THREADS_MAX";
     /** JcclSocket's wait before a caller moves a starved I/O thread's bytes (its SocketConfig.JCCL_SOCKET_HELP_US). */
     static final String SOCKET_HELP_US = "JCCL_SOCKET_HELP_US";
+    /** Set (to the library's path) only in a JVM that the shim's C half started itself. */
+    static final String LIBRARY_PROPERTY = "jccl.shim.library";
 
     private ShimBridge() {
     }
@@ -66,9 +70,11 @@ public final class ShimBridge {
             CollNetBridge collNet = new CollNetBridge(collNetName == null ? "" : collNetName, logger, loader);
             long netTable = s.get(JAVA_LONG, offset(SERVICES, "netOps"));
             long collNetTable = s.get(JAVA_LONG, offset(SERVICES, "collNetOps"));
+            Map<ShimAbi.NetOp, MemorySegment> netStubs = new EnumMap<>(ShimAbi.NetOp.class);
             for (ShimAbi.NetOp op : ShimAbi.NetOp.values()) {
-                install(net, NetBridge.class, op.name(), op.descriptor, netTable + 8L * op.ordinal());
+                netStubs.put(op, install(net, NetBridge.class, op.name(), op.descriptor, netTable + 8L * op.ordinal()));
             }
+            net.entryPoints(netStubs);
             for (ShimAbi.CollNetOp op : ShimAbi.CollNetOp.values()) {
                 install(collNet, CollNetBridge.class, op.name(), op.descriptor, collNetTable + 8L * op.ordinal());
             }
@@ -103,12 +109,14 @@ public final class ShimBridge {
         }
     }
 
-    private static void install(Object bridge, Class<?> type, String op, FunctionDescriptor descriptor, long slot)
-            throws ReflectiveOperationException {
+    /** @return the upcall stub now at {@code slot} of the C half's table */
+    private static MemorySegment install(Object bridge, Class<?> type, String op, FunctionDescriptor descriptor,
+                                         long slot) throws ReflectiveOperationException {
         MethodHandle target = MethodHandles.lookup().findVirtual(type, methodName(op), descriptor.toMethodType())
                 .bindTo(bridge);
         MemorySegment stub = Linker.nativeLinker().upcallStub(target, descriptor, Arena.global());
         MEMORY.set(LONG, slot, stub.address());
+        return stub;
     }
 
     /** {@code GET_PROPERTIES} becomes {@code getProperties}. */

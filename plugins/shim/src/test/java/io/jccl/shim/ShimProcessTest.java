@@ -135,8 +135,10 @@ class ShimProcessTest {
         // isend, irecv, test or what they inline: go through io.jccl.spi.SpiArrays (see its javadoc).
         Path deopt = dir.resolve("deopt.log");
         Path jit = dir.resolve("jit.log");
+        // Without the warm-up: its comms come and go, and this run's comm alone should show the
+        // data path's traps (the warm-up's own test checks that it leaves none for NCCL's comms).
         Run run = driver(Map.of("JCCL_SHIM_JVM_OPTS", "-Xlog:deoptimization=debug:file=" + deopt
-                + " -Xlog:jit+compilation=debug:file=" + jit), "bench", "300000");
+                + " -Xlog:jit+compilation=debug:file=" + jit, ShimWarmup.JCCL_SHIM_WARMUP, "0"), "bench", "300000");
         assertEquals(0, run.exitCode(), run.output());
         List<String> compiled = Files.readAllLines(jit);
         Assumptions.assumeTrue(compiled.stream().anyMatch(l -> l.matches(".*\\s4\\s+io\\.jccl\\.shim\\.NetBridge::irecv .*")),
@@ -164,6 +166,55 @@ class ShimProcessTest {
         assertTrue(isends > 1000, run.output());
         assertTrue(testsDone < isends * 3 / 2, "completing test upcalls " + testsDone + " for " + isends
                 + " sends and as many receives: sends went through Java's test\n" + run.output());
+    }
+
+    @Test
+    void theWarmUpCompilesTheDataPathBeforeNcclsFirstMessageAndLeavesNothingOpen(@TempDir Path dir) throws Exception {
+        // The driver sleeps 3 s after init, as NCCL sets its communicator up, then sends. By then the
+        // warm-up has run its rounds through the upcall stubs, C2 has compiled isend and irecv,
+        // and its comms are closed: NCCL's last finalize finds none open. If C2 compiled nothing, check
+        // that ShimWarmup calls the stubs (not NetBridge's methods, which a loop would inline).
+        Path jit = dir.resolve("jit.log");
+        Run run = driver(Map.of("NCCL_DEBUG", "INFO", ShimWarmup.JCCL_SHIM_WARMUP, "20000",
+                ShimConfig.JCCL_SHIM_JVM_OPTS, "-Xlog:jit+compilation=debug:file=" + jit), "warmup", "100", "3000");
+        assertEquals(0, run.exitCode(), run.output());
+        int warmed = run.output().indexOf("warm-up: 20000 of 20000 loopback rounds");
+        int firstMessage = run.output().indexOf("WARMUP rounds 1-10");
+        Assumptions.assumeTrue(warmed >= 0 && warmed < firstMessage,
+                "the warm-up did not finish within the driver's 3 s set-up (a slow machine): nothing to check\n"
+                        + run.output());
+        String compiled = Files.readString(jit);
+        // (test is small enough that C2 inlines it into the upcall's own compiled entry.)
+        for (String method : List.of("isend", "irecv")) {
+            assertTrue(Pattern.compile("\\s4\\s+io\\.jccl\\.shim\\.NetBridge::" + method + " ").matcher(compiled).find(),
+                    "C2 did not compile NetBridge." + method + " during the warm-up");
+        }
+        assertTrue(run.output().contains("no comm or registration left open"), run.output());
+        assertTrue(run.warnings().isEmpty(), run.output());
+    }
+
+    @Test
+    void ncclsFirstFinalizeStopsTheWarmUpAndNothingIsLeftOpen() throws Exception {
+        // A communicator destroyed while the warm-up still runs (a very long one here): finalize stops
+        // it and waits until it has closed its comms, then NCCL's leak check finds none.
+        Run run = driver(Map.of("NCCL_DEBUG", "INFO", ShimWarmup.JCCL_SHIM_WARMUP, "100000000"), "exchange");
+        assertEquals(0, run.exitCode(), run.output());
+        assertTrue(run.output().contains("of 100000000 loopback rounds")
+                && run.output().contains("NCCL's finalize"), run.output());
+        assertTrue(run.output().contains("no comm or registration left open"), run.output());
+        assertTrue(run.warnings().stream().allMatch(w -> w.contains("0x1234")), "only the driver's garbage-handle "
+                + "check may warn: " + run.output());
+    }
+
+    @Test
+    void aBadWarmUpCountFailsInitWithOneWarningNamingIt() throws Exception {
+        Run run = driver(Map.of(ShimWarmup.JCCL_SHIM_WARMUP, "many"), "init");
+        assertTrue(run.output().contains("init 5\n"), "ncclInvalidUsage expected: " + run.output());
+        assertEquals(1, run.warnings().size(), run.output());
+        assertTrue(run.warnings().get(0).contains("JCCL_SHIM_WARMUP=many"), run.output());
+        Run off = driver(Map.of("NCCL_DEBUG", "INFO", ShimWarmup.JCCL_SHIM_WARMUP, "0"), "exchange");
+        assertEquals(0, off.exitCode(), off.output());
+        assertFalse(off.output().contains("warm-up"), off.output());
     }
 
     @Test
