@@ -93,7 +93,7 @@ final class NetBridge {
                     MEMORY.set(LONG, ctxOut, contexts.add(commId, CONTEXT));
                 }
                 if (warmupRounds > 0) {
-                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds, apiVersion);
+                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds);
                 }
             }
             return 0;
@@ -141,10 +141,12 @@ final class NetBridge {
             if (contexts.get(ctx, CONTEXT) == null) {
                 return invalid("finalize", ctx, "context");
             }
-            // NCCL is tearing down: the warm-up closes its comms first, so that none is open when NCCL's
-            // last context goes (the warm-up's own finalize comes through here too, and does not wait).
+            // NCCL's last communicator is going: a warm-up still running closes its comms first, so
+            // that none is open at the leak check below. Not on an earlier finalize: NCCL 2.28 also
+            // finalizes a context of its own within its first second. Outside the lock, which the
+            // warm-up's calls take.
             ShimWarmup w = warmup;
-            if (w != null) {
+            if (w != null && contexts.size() == 1) {
                 w.stopAndJoin();
             }
             synchronized (this) {

@@ -35,8 +35,9 @@ import static io.jccl.shim.ShimAbi.NetOp;
  * loop of this class. Mostly 8-byte messages, every 32nd of 64 KiB and every 512th of 512 KiB (one
  * of NCCL's steps), so that the striped path is compiled too. Only in a JVM the shim started itself
  * (a Java program that hosts the shim has its own warm-up), once per process, and never in NCCL's
- * way: a failure ends it with one INFO line, and NCCL's first {@code finalize} stops it and waits for
- * it, so that NCCL's leak check at its last finalize sees none of its comms.
+ * way: it opens no context (a context's finalize is a communicator's to the bridge), a failure ends
+ * it with one INFO line, and the finalize of NCCL's last communicator stops it and waits for it, so
+ * that the leak check there sees none of its comms.
  */
 @SuppressWarnings("restricted") // FFM by design: downcalls to the shim's own upcall stubs
 final class ShimWarmup implements Runnable {
@@ -44,7 +45,7 @@ final class ShimWarmup implements Runnable {
             description = "Rounds of loopback sends and receives (mostly 8 bytes) that the native shim runs through "
                     + "its own data path on a thread of its own after NCCL's first init, so that the JVM has compiled "
                     + "it before NCCL's first message (cold, an 8-byte round took 4 to 12 times as long); only in a "
-                    + "JVM the shim started, once per process, stopped by NCCL's first finalize. 0: off.")
+                    + "JVM the shim started, once per process, stopped by the finalize of NCCL's last communicator. 0: off.")
     public static final String JCCL_SHIM_WARMUP = "JCCL_SHIM_WARMUP";
 
     static final int DEFAULT_ROUNDS = 20_000;
@@ -62,7 +63,6 @@ final class ShimWarmup implements Runnable {
     private final Map<NetOp, MethodHandle> ops = new EnumMap<>(NetOp.class);
     private final NetLogger logger;
     private final int rounds;
-    private final int apiVersion;
     private volatile boolean stop;
     private volatile Thread thread;
     /** Rounds done, and the nanoseconds of the last 1000 of them, for the closing line. */
@@ -74,7 +74,7 @@ final class ShimWarmup implements Runnable {
     private final MethodHandle irecv;
     private final MethodHandle testCall;
 
-    private ShimWarmup(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, int apiVersion) {
+    private ShimWarmup(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds) {
         Linker linker = Linker.nativeLinker();
         stubs.forEach((op, stub) -> ops.put(op, linker.downcallHandle(stub, op.descriptor)));
         this.isend = ops.get(NetOp.ISEND);
@@ -82,7 +82,6 @@ final class ShimWarmup implements Runnable {
         this.testCall = ops.get(NetOp.TEST);
         this.logger = logger;
         this.rounds = rounds;
-        this.apiVersion = apiVersion;
     }
 
     /**
@@ -113,12 +112,12 @@ final class ShimWarmup implements Runnable {
      *              without them (tests), which means no warm-up
      * @return the running warm-up, or {@code null}
      */
-    static ShimWarmup start(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, int apiVersion) {
+    static ShimWarmup start(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds) {
         if (rounds == 0 || stubs.isEmpty() || System.getProperty(ShimBridge.LIBRARY_PROPERTY) == null
                 || !STARTED.compareAndSet(false, true)) {
             return null;
         }
-        ShimWarmup w = new ShimWarmup(stubs, logger, rounds, apiVersion);
+        ShimWarmup w = new ShimWarmup(stubs, logger, rounds);
         Thread t = new Thread(w, "jccl-shim-warmup");
         t.setDaemon(true);
         w.thread = t;
@@ -146,6 +145,7 @@ final class ShimWarmup implements Runnable {
     @Override
     public void run() {
         long start = System.nanoTime();
+        logger.info(LogSubsystem.INIT | LogSubsystem.NET, "NET/JCCL: warm-up: %d loopback rounds start", rounds);
         String ended;
         try (Arena arena = Arena.ofConfined()) {
             ended = exchange(arena, start + DEADLINE_NS);
@@ -162,7 +162,6 @@ final class ShimWarmup implements Runnable {
 
     /** Native scratch of the warm-up: out-parameters, the handle, the buffers, irecv's arrays of one. */
     private static final class Scratch {
-        final long ctxOut;
         final long listenOut;
         final long sendOut;
         final long recvOut;
@@ -181,7 +180,6 @@ final class ShimWarmup implements Runnable {
 
         Scratch(Arena arena) {
             long out = arena.allocate(8 * 8, 8).address();
-            ctxOut = out;
             listenOut = out + 8;
             sendOut = out + 16;
             recvOut = out + 24;
@@ -217,58 +215,53 @@ final class ShimWarmup implements Runnable {
      */
     private String exchange(Arena arena, long deadline) throws Throwable {
         Scratch x = new Scratch(arena);
-        if (call(NetOp.INIT, x.ctxOut, 0L, -1, apiVersion) != 0) {
-            return "init failed";
-        }
-        long ctx = at(x.ctxOut);
-        try {
-            long thousand = System.nanoTime();
-            int perConnection = Math.max(1, (rounds + CONNECTIONS - 1) / CONNECTIONS);
-            while (done < rounds) {
-                Pair p = new Pair();
-                try {
-                    String failed = open(ctx, p, x, deadline);
+        // No context of its own (listen and connect get 0): NCCL's init already set the transport up,
+        // and the bridge reads a context's finalize as a communicator's (the last one releases the
+        // transport), while NCCL before 2.28 (ncclNet v6 to v10) has no contexts and never finalizes.
+        long thousand = System.nanoTime();
+        int perConnection = Math.max(1, (rounds + CONNECTIONS - 1) / CONNECTIONS);
+        while (done < rounds) {
+            Pair p = new Pair();
+            try {
+                String failed = open(p, x, deadline);
+                if (failed != null) {
+                    return failed;
+                }
+                int last = Math.min(rounds, done + perConnection);
+                while (done < last) {
+                    if (stop) {
+                        return "stopped by NCCL's finalize";
+                    }
+                    int i = done + 1;
+                    long size = i % 512 == 0 ? BUFFER_BYTES : i % 32 == 0 ? 64 << 10 : 8;
+                    failed = round(p, x, size, deadline);
                     if (failed != null) {
                         return failed;
                     }
-                    int last = Math.min(rounds, done + perConnection);
-                    while (done < last) {
-                        if (stop) {
-                            return "stopped by NCCL's finalize";
-                        }
-                        int i = done + 1;
-                        long size = i % 512 == 0 ? BUFFER_BYTES : i % 32 == 0 ? 64 << 10 : 8;
-                        failed = round(p, x, size, deadline);
-                        if (failed != null) {
-                            return failed;
-                        }
-                        done = i;
-                        if (i % 1000 == 0) {
-                            long now = System.nanoTime();
-                            lastThousandNs = now - thousand;
-                            thousand = now;
-                        }
+                    done = i;
+                    if (i % 1000 == 0) {
+                        long now = System.nanoTime();
+                        lastThousandNs = now - thousand;
+                        thousand = now;
                     }
-                } finally {
-                    close(p);
                 }
+            } finally {
+                close(p);
             }
-            return "";
-        } finally {
-            call(NetOp.FINALIZE_CONTEXT, ctx);
         }
+        return "";
     }
 
     /** Listens, connects, accepts and registers both buffers, as NCCL does. @return why it failed, or null */
-    private String open(long ctx, Pair p, Scratch x, long deadline) throws Throwable {
-        if (call(NetOp.LISTEN, ctx, 0, x.handle, x.listenOut) != 0) {
+    private String open(Pair p, Scratch x, long deadline) throws Throwable {
+        if (call(NetOp.LISTEN, 0L, 0, x.handle, x.listenOut) != 0) {
             return "listen failed";
         }
         p.listen = at(x.listenOut);
         ShimAbi.MEMORY.set(LONG, x.sendOut, 0L);
         ShimAbi.MEMORY.set(LONG, x.recvOut, 0L);
         while (p.send == 0 || p.recv == 0) {
-            if (p.send == 0 && call(NetOp.CONNECT, ctx, 0, x.handle, x.sendOut) != 0
+            if (p.send == 0 && call(NetOp.CONNECT, 0L, 0, x.handle, x.sendOut) != 0
                     || p.recv == 0 && call(NetOp.ACCEPT, p.listen, x.recvOut) != 0) {
                 return "connect failed";
             }
