@@ -93,7 +93,7 @@ final class NetBridge {
                     MEMORY.set(LONG, ctxOut, contexts.add(commId, CONTEXT));
                 }
                 if (warmupRounds > 0) {
-                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds);
+                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds, () -> warmup = null);
                 }
             }
             return 0;
@@ -352,6 +352,10 @@ final class NetBridge {
     static final long EARLY_TEST_MAX_BYTES = 16 << 10;
 
     public int isend(long sendComm, long data, long size, int tag, long mhandle, long requestOut) {
+        ShimWarmup w = warmup;
+        if (w != null) {
+            w.ncclDataCall();
+        }
         try {
             BridgedComm c = comms.get(sendComm, SEND);
             if (c == null) {
@@ -376,6 +380,10 @@ final class NetBridge {
     }
 
     public int irecv(long recvComm, int n, long data, long sizes, long tags, long mhandles, long requestOut) {
+        ShimWarmup w = warmup;
+        if (w != null) {
+            w.ncclDataCall();
+        }
         try {
             BridgedComm c = comms.get(recvComm, RECV);
             if (c == null) {

@@ -35,9 +35,10 @@ import static io.jccl.shim.ShimAbi.NetOp;
  * loop of this class. Mostly 8-byte messages, every 32nd of 64 KiB and every 512th of 512 KiB (one
  * of NCCL's steps), so that the striped path is compiled too. Only in a JVM the shim started itself
  * (a Java program that hosts the shim has its own warm-up), once per process, and never in NCCL's
- * way: it opens no context (a context's finalize is a communicator's to the bridge), a failure ends
- * it with one INFO line, and the finalize of NCCL's last communicator stops it and waits for it, so
- * that the leak check there sees none of its comms.
+ * way: it opens no context (a context's finalize is a communicator's to the bridge), it ends at
+ * NCCL's first message (so that it never competes with NCCL's traffic), a failure ends it with one
+ * INFO line, and the finalize of NCCL's last communicator stops it and waits for it, so that the
+ * leak check there sees none of its comms.
  */
 @SuppressWarnings("restricted") // FFM by design: downcalls to the shim's own upcall stubs
 final class ShimWarmup implements Runnable {
@@ -45,7 +46,7 @@ final class ShimWarmup implements Runnable {
             description = "Rounds of loopback sends and receives (mostly 8 bytes) that the native shim runs through "
                     + "its own data path on a thread of its own after NCCL's first init, so that the JVM has compiled "
                     + "it before NCCL's first message (cold, an 8-byte round took 4 to 12 times as long); only in a "
-                    + "JVM the shim started, once per process, stopped by the finalize of NCCL's last communicator. 0: off.")
+                    + "JVM the shim started, once per process; it ends at NCCL's first message. 0: off.")
     public static final String JCCL_SHIM_WARMUP = "JCCL_SHIM_WARMUP";
 
     static final int DEFAULT_ROUNDS = 20_000;
@@ -64,6 +65,9 @@ final class ShimWarmup implements Runnable {
     private final NetLogger logger;
     private final int rounds;
     private volatile boolean stop;
+    /** Why the rounds were told to stop: NCCL's first message, or its last finalize. */
+    private volatile String stopReason = "";
+    private final Runnable onEnd;
     private volatile Thread thread;
     /** Rounds done, and the nanoseconds of the last 1000 of them, for the closing line. */
     private int done;
@@ -74,7 +78,8 @@ final class ShimWarmup implements Runnable {
     private final MethodHandle irecv;
     private final MethodHandle testCall;
 
-    private ShimWarmup(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds) {
+    private ShimWarmup(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, Runnable onEnd) {
+        this.onEnd = onEnd;
         Linker linker = Linker.nativeLinker();
         stubs.forEach((op, stub) -> ops.put(op, linker.downcallHandle(stub, op.descriptor)));
         this.isend = ops.get(NetOp.ISEND);
@@ -112,12 +117,12 @@ final class ShimWarmup implements Runnable {
      *              without them (tests), which means no warm-up
      * @return the running warm-up, or {@code null}
      */
-    static ShimWarmup start(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds) {
+    static ShimWarmup start(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, Runnable onEnd) {
         if (rounds == 0 || stubs.isEmpty() || System.getProperty(ShimBridge.LIBRARY_PROPERTY) == null
                 || !STARTED.compareAndSet(false, true)) {
             return null;
         }
-        ShimWarmup w = new ShimWarmup(stubs, logger, rounds);
+        ShimWarmup w = new ShimWarmup(stubs, logger, rounds, onEnd);
         Thread t = new Thread(w, "jccl-shim-warmup");
         t.setDaemon(true);
         w.thread = t;
@@ -125,11 +130,27 @@ final class ShimWarmup implements Runnable {
         return w;
     }
 
+    /**
+     * NCCL moves its first message (a data call on a thread other than the warm-up's): the rounds
+     * end after the one under way, so that they never compete with NCCL's traffic for the cores or the
+     * loopback path. What they ran by then is compiled or queued for the compiler.
+     */
+    void ncclDataCall() {
+        Thread t = thread;
+        if (t != null && t != Thread.currentThread() && !stop) {
+            stopReason = "stopped at NCCL's first message";
+            stop = true;
+        }
+    }
+
     /** Stops the rounds and waits (bounded) until the warm-up has closed what it opened. */
     void stopAndJoin() {
         Thread t = thread;
         if (t == null || t == Thread.currentThread()) {
             return;
+        }
+        if (!stop) {
+            stopReason = "stopped by NCCL's finalize";
         }
         stop = true;
         try {
@@ -158,6 +179,7 @@ final class ShimWarmup implements Runnable {
                 done >= 2000 ? String.format(", the last 1000 at %.1f us a round", lastThousandNs / 1000 / 1000.0) : "",
                 ended.isEmpty() ? "" : ", " + ended, JCCL_SHIM_WARMUP);
         thread = null;
+        onEnd.run();
     }
 
     /** Native scratch of the warm-up: out-parameters, the handle, the buffers, irecv's arrays of one. */
@@ -230,7 +252,7 @@ final class ShimWarmup implements Runnable {
                 int last = Math.min(rounds, done + perConnection);
                 while (done < last) {
                     if (stop) {
-                        return "stopped by NCCL's finalize";
+                        return stopReason;
                     }
                     int i = done + 1;
                     long size = i % 512 == 0 ? BUFFER_BYTES : i % 32 == 0 ? 64 << 10 : 8;
@@ -268,7 +290,7 @@ final class ShimWarmup implements Runnable {
             p.send = at(x.sendOut);
             p.recv = at(x.recvOut);
             if (over(deadline) || stop) {
-                return stop ? "stopped by NCCL's finalize" : "no connection within the bound";
+                return stop ? stopReason : "no connection within the bound";
             }
         }
         if (call(NetOp.REG_MR, p.send, x.src, BUFFER_BYTES, PointerType.HOST.mask(), x.smhOut) != 0) {
@@ -343,7 +365,7 @@ final class ShimWarmup implements Runnable {
                 recvDone = test(rreq, x.doneOut);
             }
             if (over(deadline) || stop) {
-                return "a round did not complete" + (stop ? " before NCCL's finalize" : " within the bound");
+                return stop ? stopReason + ", a round cut short" : "a round did not complete within the bound";
             }
         }
         return null;
