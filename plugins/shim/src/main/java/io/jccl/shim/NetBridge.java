@@ -142,9 +142,8 @@ final class NetBridge {
                 return invalid("finalize", ctx, "context");
             }
             // NCCL's last communicator is going: a warm-up still running closes its comms first, so
-            // that none is open at the leak check below. Not on an earlier finalize: NCCL 2.28 also
-            // finalizes a context of its own within its first second. Outside the lock, which the
-            // warm-up's calls take.
+            // that none is open at the leak check below (one communicator destroyed while others live
+            // leaves it be). Outside the lock, which the warm-up's calls take.
             ShimWarmup w = warmup;
             if (w != null && contexts.size() == 1) {
                 w.stopAndJoin();

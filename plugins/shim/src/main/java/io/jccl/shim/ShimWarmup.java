@@ -20,15 +20,15 @@ import static io.jccl.shim.ShimAbi.INT;
 import static io.jccl.shim.ShimAbi.NetOp;
 
 /**
- * Runs the transport's data path over a loopback connection of its own, on a thread of its own,
+ * Runs the transport's data path over loopback connections of its own, on a thread of its own,
  * while NCCL sets its communicator up, so that the JIT has compiled {@code isend}, {@code irecv} and
  * {@code test} before NCCL's first message.
  *
  * <p>Why: the JVM the shim starts runs that code interpreted at first. Measured with
  * {@code jccl-shim-driver LIBRARY warmup N} on the 2-core build machine, an 8-byte send and receive
- * took 66 to 100 us a round over the first 1000 rounds and 31 to 34 us over the next 9000, against
- * 8 us from round 10 000 on; nccl-tests' default run (5 warm-up and 20 timed iterations a size)
- * timed that cold code at its small sizes.
+ * took 65 to 95 us a round on average over rounds 101 to 1000 and 19 to 34 us over the next 9000,
+ * against 8 us from round 10 000 on; nccl-tests' default run (5 warm-up and 20 timed iterations a
+ * size) times that cold code at its small sizes.
  *
  * <p>The rounds go through the upcall stubs that NCCL's calls enter (downcalls to the stubs'
  * addresses), so that the JIT compiles the bridge's methods as NCCL reaches them, not inlined into a
@@ -45,7 +45,7 @@ final class ShimWarmup implements Runnable {
     @EnvVar(defaultValue = "20000",
             description = "Rounds of loopback sends and receives (mostly 8 bytes) that the native shim runs through "
                     + "its own data path on a thread of its own after NCCL's first init, so that the JVM has compiled "
-                    + "it before NCCL's first message (cold, an 8-byte round took 4 to 12 times as long); only in a "
+                    + "it before NCCL's first message (cold, an 8-byte round took 2 to 12 times as long); only in a "
                     + "JVM the shim started, once per process; it ends at NCCL's first message. 0: off.")
     public static final String JCCL_SHIM_WARMUP = "JCCL_SHIM_WARMUP";
 
