@@ -92,8 +92,11 @@ final class NetBridge {
                 if (ctxOut != 0) {
                     MEMORY.set(LONG, ctxOut, contexts.add(commId, CONTEXT));
                 }
-                if (warmupRounds > 0) {
-                    warmup = ShimWarmup.start(entryPoints, logger, warmupRounds, () -> warmup = null);
+                ShimWarmup w = warmupRounds > 0
+                        ? ShimWarmup.create(entryPoints, logger, warmupRounds, () -> warmup = null) : null;
+                if (w != null) {
+                    warmup = w;
+                    w.begin();
                 }
             }
             return 0;

@@ -111,13 +111,15 @@ final class ShimWarmup implements Runnable {
     }
 
     /**
-     * Starts the warm-up if this process has not had one and the shim started this JVM.
+     * A warm-up, if this process has not had one and the shim started this JVM; {@link #begin} starts
+     * it, once the caller holds it (so that {@code onEnd} never runs before the caller stored it).
      *
      * @param stubs the upcall stubs NCCL's calls enter, by operation; empty where the bridge was made
      *              without them (tests), which means no warm-up
-     * @return the running warm-up, or {@code null}
+     * @param onEnd run on the warm-up's thread when it has ended and closed what it opened
+     * @return the warm-up, not yet started, or {@code null}
      */
-    static ShimWarmup start(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, Runnable onEnd) {
+    static ShimWarmup create(Map<NetOp, MemorySegment> stubs, NetLogger logger, int rounds, Runnable onEnd) {
         if (rounds == 0 || stubs.isEmpty() || System.getProperty(ShimBridge.LIBRARY_PROPERTY) == null
                 || !STARTED.compareAndSet(false, true)) {
             return null;
@@ -126,8 +128,12 @@ final class ShimWarmup implements Runnable {
         Thread t = new Thread(w, "jccl-shim-warmup");
         t.setDaemon(true);
         w.thread = t;
-        t.start();
         return w;
+    }
+
+    /** Starts the rounds on the warm-up's own thread. */
+    void begin() {
+        thread.start();
     }
 
     /**
@@ -201,14 +207,14 @@ final class ShimWarmup implements Runnable {
         final long mhandles;
 
         Scratch(Arena arena) {
-            long out = arena.allocate(8 * 8, 8).address();
-            listenOut = out + 8;
-            sendOut = out + 16;
-            recvOut = out + 24;
-            smhOut = out + 32;
-            rmhOut = out + 40;
-            requestOut = out + 48;
-            doneOut = out + 56;
+            long out = arena.allocate(7 * 8, 8).address();
+            listenOut = out;
+            sendOut = out + 8;
+            recvOut = out + 16;
+            smhOut = out + 24;
+            rmhOut = out + 32;
+            requestOut = out + 40;
+            doneOut = out + 48;
             handle = arena.allocate(NetHandle.SIZE, 8).address();
             src = arena.allocate(BUFFER_BYTES, 4096).address();
             dst = arena.allocate(BUFFER_BYTES, 4096).address();
