@@ -399,6 +399,94 @@ out:
     return result;
 }
 
+/* ---- the JVM's AOT cache (JDK 25+) --------------------------------------------------------- */
+
+#define AOT_MIN_JAVA 25
+#define AOT_DEFAULT_NAME "jccl-shim.aot"
+
+/*
+ * A JVM the shim starts meets NCCL's first messages with the data path interpreted: the cold
+ * small sizes of an nccl-tests run were several times slower than warm. JDK 25's AOT cache holds
+ * the classes a training run loaded and linked and the method profiles it gathered; with
+ * -XX:+AOTCompileEagerly the JIT compiles the trained methods at their first call instead of after
+ * thousands. JCCL_SHIM_AOT_CACHE names the cache (default: jccl-shim.aot beside this library, used
+ * when it exists; "off": none); JCCL_SHIM_AOT_TRAIN=1 makes this process the training run that
+ * writes it (the Java half ends the recording at the finalize of the last communicator). The
+ * cache fits one JDK and one set of jars: the JVM ignores a stale one (it says so on stdout).
+ */
+typedef struct {
+    char path[PATH_MAX];
+    strbuf options; /* space-separated, for the option list */
+    const char* what; /* for the INFO line: "", "with AOT cache PATH", "training AOT cache PATH" */
+    char describe[PATH_MAX + 64];
+} aot_setup;
+
+/* Whether the user's JVM options already choose a CDS or AOT archive, which ours would contradict. */
+static int user_chose_archive(const char* opts) {
+    return nonblank(opts) && (strstr(opts, "-XX:AOTCache") != NULL || strstr(opts, "-XX:AOTConfiguration") != NULL
+                              || strstr(opts, "-XX:SharedArchiveFile") != NULL || strstr(opts, "-Xshare:off") != NULL);
+}
+
+/* Fills a (options empty where none apply); 0, or -1 with err set for a bad setting. */
+static int aot_configure(aot_setup* a, int java, char* err, size_t errlen) {
+    memset(a, 0, sizeof *a);
+    a->what = "";
+    const char* cache = getenv("JCCL_SHIM_AOT_CACHE");
+    const char* train = getenv("JCCL_SHIM_AOT_TRAIN");
+    int training = 0;
+    if (nonblank(train)) {
+        if (strcmp(train, "1") == 0) {
+            training = 1;
+        } else if (strcmp(train, "0") != 0) {
+            snprintf(err, errlen, "JCCL_SHIM_AOT_TRAIN=%s: expected 1 (this run writes the AOT cache) or 0", train);
+            return -1;
+        }
+    }
+    int off = nonblank(cache) && strcmp(cache, "off") == 0;
+    if (off) {
+        if (training) {
+            snprintf(err, errlen, "JCCL_SHIM_AOT_TRAIN=1 with JCCL_SHIM_AOT_CACHE=off: name the file to write");
+            return -1;
+        }
+        return 0;
+    }
+    if (user_chose_archive(getenv("JCCL_SHIM_JVM_OPTS"))) {
+        if (training) {
+            snprintf(err, errlen, "JCCL_SHIM_AOT_TRAIN=1, but JCCL_SHIM_JVM_OPTS already names an archive; drop one");
+            return -1;
+        }
+        return 0;
+    }
+    if (nonblank(cache)) {
+        snprintf(a->path, sizeof a->path, "%s", cache);
+    } else {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", jccl_library_path());
+        snprintf(a->path, sizeof a->path, "%s/%s", dirname(dir), AOT_DEFAULT_NAME);
+    }
+    if (java > 0 && java < AOT_MIN_JAVA) {
+        if (training || nonblank(cache)) {
+            snprintf(err, errlen, "%s needs JDK %d or newer (this JVM is JDK %d); unset it or set JCCL_JAVA_HOME",
+                     training ? "JCCL_SHIM_AOT_TRAIN=1" : "JCCL_SHIM_AOT_CACHE", AOT_MIN_JAVA, java);
+            return -1;
+        }
+        return 0;
+    }
+    if (training) {
+        sb_addf(&a->options, "-XX:AOTCacheOutput=%s -Djccl.shim.aotOutput=%s", a->path, a->path);
+        snprintf(a->describe, sizeof a->describe, ", training AOT cache %s", a->path);
+    } else if (is_file(a->path)) {
+        sb_addf(&a->options, "-XX:AOTCache=%s -XX:+UnlockExperimentalVMOptions -XX:+AOTCompileEagerly", a->path);
+        snprintf(a->describe, sizeof a->describe, ", AOT cache %s", a->path);
+    } else if (nonblank(cache)) {
+        snprintf(err, errlen, "JCCL_SHIM_AOT_CACHE=%s: no such file; write it with JCCL_SHIM_AOT_TRAIN=1 "
+                 "(README: the shim's AOT cache), or unset it", cache);
+        return -1;
+    }
+    a->what = a->describe;
+    return 0;
+}
+
 /* ---- starting a JVM ------------------------------------------------------------------------ */
 
 typedef struct {
@@ -439,7 +527,7 @@ static void* start_thread(void* arg) {
 }
 
 static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_services* services, const char* class_path,
-                              char* err, size_t errlen) {
+                              aot_setup* aot, char* err, size_t errlen) {
     CreateJavaVM_fn create = (CreateJavaVM_fn) dlsym(libjvm, "JNI_CreateJavaVM");
     if (create == NULL) {
         snprintf(err, errlen, "%s has no JNI_CreateJavaVM", libjvm_path);
@@ -471,6 +559,14 @@ static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_servic
     }
     options[n++].optionString = "-XX:CICompilerCount=2";
     options[n++].optionString = "-XX:-UseDynamicNumberOfCompilerThreads";
+    /* Before the user's options, which win. */
+    char* aot_opts = aot->options.len > 0 ? strdup(sb_str(&aot->options)) : NULL;
+    if (aot_opts != NULL) {
+        char* save = NULL;
+        for (char* o = strtok_r(aot_opts, " ", &save); o != NULL && n < 64; o = strtok_r(NULL, " ", &save)) {
+            options[n++].optionString = o;
+        }
+    }
     if (nonblank(configured)) {
         user = strdup(configured);
         char* save = NULL;
@@ -493,6 +589,7 @@ static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_servic
     }
     pthread_attr_destroy(&attr);
     free(user);
+    free(aot_opts);
     free(cp_option.s);
     free(lib_option.s);
     return request.result;
@@ -557,8 +654,17 @@ ncclResult_t jccl_jvm_bootstrap(jccl_services* services, char* err, size_t errle
                      "jars and your transport's", jccl_library_path());
             r = ncclSystemError;
         } else {
-            r = start_jvm(lib, libjvm, services, sb_str(&cp), err, errlen);
-            snprintf(how, howlen, "started %s", libjvm);
+            /* HOME/lib/server/libjvm.so */
+            char home[PATH_MAX];
+            snprintf(home, sizeof home, "%s", libjvm);
+            aot_setup aot;
+            if (aot_configure(&aot, java_major(dirname(dirname(dirname(home)))), err, errlen) != 0) {
+                r = ncclInvalidUsage;
+            } else {
+                r = start_jvm(lib, libjvm, services, sb_str(&cp), &aot, err, errlen);
+                snprintf(how, howlen, "started %s%s", libjvm, aot.what);
+            }
+            free(aot.options.s);
         }
     }
     free(cp.s);

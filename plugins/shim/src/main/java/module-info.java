@@ -4,6 +4,8 @@
  */
 module io.jccl.shim {
     requires transitive io.jccl.spi;
+    // Only a training run of the AOT cache ends its recording through the JVM's diagnostic command.
+    requires static java.management;
 
     exports io.jccl.shim;
 

@@ -166,6 +166,7 @@ final class NetBridge {
                         logger.warn("NET/%s: last communicator finalized with %d comms and %d registrations still "
                                 + "open (leaked)", name, comms.size(), registrations.size());
                     }
+                    AotTraining.end(logger);
                 }
             }
             return 0;

@@ -61,6 +61,9 @@ public final class ShimBridge {
             if (missing != null) {
                 return missing;
             }
+            if (AotTraining.output() != null && AotTraining.problem() != null) {
+                return AotTraining.problem();
+            }
             keepThreadsPerConnection();
             String netName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "netName")));
             String collNetName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "collNetName")));

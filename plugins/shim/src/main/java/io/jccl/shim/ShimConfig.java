@@ -41,6 +41,22 @@ public final class ShimConfig {
     public static final String JCCL_SHIM_JVM_OPTS = "JCCL_SHIM_JVM_OPTS";
 
     @EnvVar(defaultValue = "",
+            description = "JDK 25's AOT cache for the JVM that the native shim starts (classes loaded and linked, method "
+                    + "profiles of a training run; with it the JIT compiles the data path at its first calls, so NCCL's "
+                    + "first messages meet less cold code). Unset: jccl-shim.aot beside the library, used when it exists; "
+                    + "a file named here must exist. "
+                    + "off: none. Written by a run with JCCL_SHIM_AOT_TRAIN=1; a cache of another JDK or other jars is "
+                    + "ignored by the JVM, which says so on stdout.")
+    public static final String JCCL_SHIM_AOT_CACHE = "JCCL_SHIM_AOT_CACHE";
+
+    @EnvVar(defaultValue = "0",
+            description = "1: this process is the training run of the shim's AOT cache (JCCL_SHIM_AOT_CACHE): its JVM "
+                    + "records what it loads and profiles, and the finalize of NCCL's last communicator (ncclNet v11 and "
+                    + "later, or jccl-shim-driver) has the JVM write the cache, which takes a second or more. One "
+                    + "process at a time per file; needs JDK 25+ with java.management and jdk.management.")
+    public static final String JCCL_SHIM_AOT_TRAIN = "JCCL_SHIM_AOT_TRAIN";
+
+    @EnvVar(defaultValue = "",
             description = "1: the native shim times NCCL's isend, irecv and test calls around the crossing into Java "
                     + "and prints one line per process at exit (calls, mean ns, polls per completion).")
     public static final String JCCL_SHIM_PROFILE = "JCCL_SHIM_PROFILE";
