@@ -9,7 +9,8 @@
 # Here:   plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_CHECKOUT]
 # There:  source .device/activate.sh && plugins/shim/nccl-tests/gpu-run.sh      (carry .device)
 #
-# JCCL_GPU_STEPS (default "check faults bench lat ceilings") runs some of the steps, e.g. to split
+# JCCL_GPU_STEPS (default "aot check faults bench lat ceilings"; "cold" adds the cold small sizes
+# with and without the shim's AOT cache beside NCCL's Socket) runs some of the steps, e.g. to split
 # them over two calls when the bench sweeps more configurations (JCCL_GPU_BENCH, JCCL_GPU_LAT) than
 # fit beside the rest; JCCL_GPU_BENCH_TIMEOUT (200) and JCCL_GPU_LAT_TIMEOUT (100) bound the bench
 # and latency steps, in seconds.
@@ -22,8 +23,23 @@ out=${OUT:-$PWD/gpu-run-out}/r
 mkdir -p "$out"
 plugin=$PWD/.device/jccl/libnccl-net.so
 step() { echo "== $1 ($(date +%T))"; }
-steps=" ${JCCL_GPU_STEPS:-check faults bench lat ceilings} "
+steps=" ${JCCL_GPU_STEPS:-aot check faults bench lat ceilings} "
 wants() { [[ $steps == *" $1 "* ]]; }
+
+if wants aot; then
+step "the shim's AOT cache: a training run (every jccl run after it starts its JVM with the cache)"
+OUT=$out timeout 200 $here/run.sh aot-train > "$out/aot-stdout.txt" 2>&1
+echo "aot-train exit $?"; cut -c1-300 "$out/aot-stdout.txt"
+fi
+
+if wants cold; then
+step "cold: 8 B to 1 MiB as a user's first run meets them (-w 5 -n 20), rounds in turn"
+cold_configs=${JCCL_GPU_COLD:-"socket jccl jccl+JCCL_SHIM_AOT_CACHE=off"}
+# shellcheck disable=SC2086 # a list of configurations
+JCCL_MPS=1 JCCL_ROUNDS=${JCCL_COLD_ROUNDS:-3} JCCL_BENCH_MAX=1M JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out/cold \
+  timeout "${JCCL_GPU_COLD_TIMEOUT:-300}" $here/run.sh bench $cold_configs > "$out/cold-stdout.txt" 2>&1
+python3 $here/cold_table.py "$out"/cold/r* | tee "$out/cold.txt"
+fi
 
 if wants check; then
 step "check: v6, the newest NCCL takes, and v12; six collectives each"

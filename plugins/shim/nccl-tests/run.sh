@@ -36,6 +36,11 @@
 #                       timed iterations, 300), with the cores the box and each rank's threads used in
 #                       JCCL_CPU_WINDOW (3) seconds of them (cpu_sample.py): what a GB/s costs each
 #                       transport, and how many cores a faster one would need
+#   run.sh aot-train    writes the shim's AOT cache, jccl/jccl-shim.aot beside the shim (JDK 25+):
+#                       a training run of jccl-shim-driver (JCCL_SHIM_AOT_TRAIN=1, the shim's own
+#                       warm-up for 1.5 s, then JCCL_AOT_ROUNDS 8-byte rounds, 200000); every jccl
+#                       configuration after it starts its JVM with the cache, jccl+JCCL_SHIM_AOT_CACHE=off
+#                       without
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, how
 #                       long a parked thread takes to run once woken, and pinned host<->device copies
 #   JCCL_ROUNDS=N runs bench or lat N times over the configurations, in turn (OUT/r1..rN), and
@@ -305,6 +310,18 @@ collnet() {
   [ "$failures" = 0 ]
 }
 
+aot_train() {
+  needs_shim
+  local driver=$dev/jccl/jccl-shim-driver cache=$dev/jccl/jccl-shim.aot
+  [ -x "$driver" ] || { echo "no $driver: run pack.sh (it packs the driver beside the shim)" >&2; exit 2; }
+  rm -f "$cache"
+  JCCL_SHIM_AOT_TRAIN=1 NCCL_DEBUG=INFO timeout 180 "$driver" "$plugin" warmup "${JCCL_AOT_ROUNDS:-200000}" 1500 \
+    > "$out/aot-train.log" 2>&1
+  echo "training exit $?"
+  grep -E 'AOT cache written|^LOG 2|WARMUP' "$out/aot-train.log"
+  [ -s "$cache" ]
+}
+
 ceilings() {
   gcc -O2 -pthread -o /tmp/jccl-tcp-ceiling "$here/tcp_ceiling.c" || return 1
   gcc -O2 -o /tmp/jccl-tcp-small-write "$here/tcp_small_write.c" || return 1
@@ -359,6 +376,7 @@ case ${1:-} in
   lat) shift; rounds lat "$@" ;;
   cpu) shift; cpu "$@" ;;
   ceilings) ceilings ;;
+  aot-train) aot_train ;;
   package) shift; package "$@" ;;
   collnet) collnet ;;
   build) build_nccl_tests ;;
