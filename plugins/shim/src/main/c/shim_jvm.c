@@ -414,12 +414,78 @@ out:
  * writes it (the Java half ends the recording at the finalize of the last communicator). The
  * cache fits one JDK and one set of jars: the JVM ignores a stale one (it says so on stdout).
  */
+#define AOT_MAX_OPTIONS 4
+
 typedef struct {
     char path[PATH_MAX];
-    strbuf options; /* space-separated, for the option list */
-    const char* what; /* for the INFO line: "", "with AOT cache PATH", "training AOT cache PATH" */
-    char describe[PATH_MAX + 64];
+    char* options[AOT_MAX_OPTIONS]; /* JVM options, each its own string (paths may hold spaces) */
+    int count;
+    char what[PATH_MAX + 64]; /* for the INFO line: "", ", AOT cache PATH", ", training AOT cache PATH" */
 } aot_setup;
+
+static void aot_option(aot_setup* a, const char* fmt, const char* value) {
+    strbuf b = {0};
+    sb_add(&b, fmt);
+    sb_add(&b, value);
+    if (a->count < AOT_MAX_OPTIONS) {
+        a->options[a->count++] = b.s;
+    } else {
+        free(b.s);
+    }
+}
+
+static void aot_free(aot_setup* a) {
+    for (int i = 0; i < a->count; i++) {
+        free(a->options[i]);
+    }
+    a->count = 0;
+}
+
+/*
+ * The jars a cache is trained on: "path|size|mtime_ns" per class path entry, ';'-separated. JDK 25
+ * checks neither the size nor the time of a class path jar when it maps an AOT cache (measured: a
+ * rebuilt jar's classes still came from the cache), so the shim keeps this record beside the cache
+ * (PATH.classpath, written by the training run) and starts without a cache whose jars changed.
+ */
+static void class_path_fingerprint(const char* class_path, strbuf* out) {
+    char* copy = strdup(class_path);
+    char* save = NULL;
+    for (char* e = strtok_r(copy, ":", &save); e != NULL; e = strtok_r(NULL, ":", &save)) {
+        struct stat st;
+        long long size = -1;
+        long long mtime = -1;
+        if (stat(e, &st) == 0) {
+            size = (long long) st.st_size;
+            mtime = (long long) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+        }
+        sb_addf(out, "%s%s|%lld|%lld", out->len > 0 ? ";" : "", e, size, mtime);
+    }
+    free(copy);
+}
+
+/* Whether PATH.classpath holds fingerprint exactly. */
+static int trained_on(const char* path, const char* fingerprint) {
+    char record[PATH_MAX + 16];
+    snprintf(record, sizeof record, "%s.classpath", path);
+    FILE* f = fopen(record, "r");
+    if (f == NULL) {
+        return 0;
+    }
+    strbuf got = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk - 1, f)) > 0) {
+        chunk[n] = '\0';
+        sb_add(&got, chunk);
+    }
+    fclose(f);
+    while (got.len > 0 && (got.s[got.len - 1] == '\n' || got.s[got.len - 1] == '\r')) {
+        got.s[--got.len] = '\0';
+    }
+    int same = strcmp(sb_str(&got), fingerprint) == 0;
+    free(got.s);
+    return same;
+}
 
 /* Whether the user's JVM options already choose a CDS or AOT archive, which ours would contradict. */
 static int user_chose_archive(const char* opts) {
@@ -427,10 +493,9 @@ static int user_chose_archive(const char* opts) {
                               || strstr(opts, "-XX:SharedArchiveFile") != NULL || strstr(opts, "-Xshare:off") != NULL);
 }
 
-/* Fills a (options empty where none apply); 0, or -1 with err set for a bad setting. */
-static int aot_configure(aot_setup* a, int java, char* err, size_t errlen) {
+/* Fills a (no options where none apply); 0, or -1 with err set for a bad setting. */
+static int aot_configure(aot_setup* a, int java, const char* class_path, char* err, size_t errlen) {
     memset(a, 0, sizeof *a);
-    a->what = "";
     const char* cache = getenv("JCCL_SHIM_AOT_CACHE");
     const char* train = getenv("JCCL_SHIM_AOT_TRAIN");
     int training = 0;
@@ -442,8 +507,7 @@ static int aot_configure(aot_setup* a, int java, char* err, size_t errlen) {
             return -1;
         }
     }
-    int off = nonblank(cache) && strcmp(cache, "off") == 0;
-    if (off) {
+    if (nonblank(cache) && strcmp(cache, "off") == 0) {
         if (training) {
             snprintf(err, errlen, "JCCL_SHIM_AOT_TRAIN=1 with JCCL_SHIM_AOT_CACHE=off: name the file to write");
             return -1;
@@ -472,18 +536,31 @@ static int aot_configure(aot_setup* a, int java, char* err, size_t errlen) {
         }
         return 0;
     }
+    strbuf fingerprint = {0};
+    class_path_fingerprint(class_path, &fingerprint);
     if (training) {
-        sb_addf(&a->options, "-XX:AOTCacheOutput=%s -Djccl.shim.aotOutput=%s", a->path, a->path);
-        snprintf(a->describe, sizeof a->describe, ", training AOT cache %s", a->path);
+        aot_option(a, "-XX:AOTCacheOutput=", a->path);
+        aot_option(a, "-Djccl.shim.aotOutput=", a->path);
+        aot_option(a, "-Djccl.shim.aotClassPath=", sb_str(&fingerprint));
+        snprintf(a->what, sizeof a->what, ", training AOT cache %s", a->path);
     } else if (is_file(a->path)) {
-        sb_addf(&a->options, "-XX:AOTCache=%s -XX:+UnlockExperimentalVMOptions -XX:+AOTCompileEagerly", a->path);
-        snprintf(a->describe, sizeof a->describe, ", AOT cache %s", a->path);
+        if (trained_on(a->path, sb_str(&fingerprint))) {
+            aot_option(a, "-XX:AOTCache=", a->path);
+            aot_option(a, "-XX:+UnlockExperimentalVMOptions", "");
+            aot_option(a, "-XX:+AOTCompileEagerly", "");
+            snprintf(a->what, sizeof a->what, ", AOT cache %s", a->path);
+        } else {
+            jccl_log(NCCL_LOG_WARN, NCCL_INIT | NCCL_NET, "NET/JCCL: AOT cache %s was not trained on these jars (%s.classpath "
+                     "differs or is missing): starting without it; write it again with JCCL_SHIM_AOT_TRAIN=1", a->path,
+                     a->path);
+        }
     } else if (nonblank(cache)) {
         snprintf(err, errlen, "JCCL_SHIM_AOT_CACHE=%s: no such file; write it with JCCL_SHIM_AOT_TRAIN=1 "
                  "(README: the shim's AOT cache), or unset it", cache);
+        free(fingerprint.s);
         return -1;
     }
-    a->what = a->describe;
+    free(fingerprint.s);
     return 0;
 }
 
@@ -560,12 +637,8 @@ static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_servic
     options[n++].optionString = "-XX:CICompilerCount=2";
     options[n++].optionString = "-XX:-UseDynamicNumberOfCompilerThreads";
     /* Before the user's options, which win. */
-    char* aot_opts = aot->options.len > 0 ? strdup(sb_str(&aot->options)) : NULL;
-    if (aot_opts != NULL) {
-        char* save = NULL;
-        for (char* o = strtok_r(aot_opts, " ", &save); o != NULL && n < 64; o = strtok_r(NULL, " ", &save)) {
-            options[n++].optionString = o;
-        }
+    for (int i = 0; i < aot->count; i++) {
+        options[n++].optionString = aot->options[i];
     }
     if (nonblank(configured)) {
         user = strdup(configured);
@@ -589,7 +662,6 @@ static ncclResult_t start_jvm(void* libjvm, const char* libjvm_path, jccl_servic
     }
     pthread_attr_destroy(&attr);
     free(user);
-    free(aot_opts);
     free(cp_option.s);
     free(lib_option.s);
     return request.result;
@@ -658,13 +730,13 @@ ncclResult_t jccl_jvm_bootstrap(jccl_services* services, char* err, size_t errle
             char home[PATH_MAX];
             snprintf(home, sizeof home, "%s", libjvm);
             aot_setup aot;
-            if (aot_configure(&aot, java_major(dirname(dirname(dirname(home)))), err, errlen) != 0) {
+            if (aot_configure(&aot, java_major(dirname(dirname(dirname(home)))), sb_str(&cp), err, errlen) != 0) {
                 r = ncclInvalidUsage;
             } else {
                 r = start_jvm(lib, libjvm, services, sb_str(&cp), &aot, err, errlen);
                 snprintf(how, howlen, "started %s%s", libjvm, aot.what);
             }
-            free(aot.options.s);
+            aot_free(&aot);
         }
     }
     free(cp.s);

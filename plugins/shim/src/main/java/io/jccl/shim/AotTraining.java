@@ -23,6 +23,12 @@ import javax.management.ObjectName;
 final class AotTraining {
     /** Set (to the cache's path) by the C half in a training run's JVM only. */
     static final String OUTPUT_PROPERTY = "jccl.shim.aotOutput";
+    /**
+     * The jars the run trains on, as the C half fingerprinted them (path, size and time of each);
+     * written beside the cache as {@code PATH.classpath}, which the C half compares before it uses
+     * the cache: JDK 25 itself does not notice a changed jar and would load its old classes.
+     */
+    static final String CLASS_PATH_PROPERTY = "jccl.shim.aotClassPath";
     /** The diagnostic command needs the management modules of the runtime. */
     static final List<String> MODULES = List.of("java.management", "jdk.management");
 
@@ -66,6 +72,7 @@ final class AotTraining {
                     new Object[] {new String[0]}, new String[] {String[].class.getName()});
             long ms = (System.nanoTime() - start) / 1_000_000;
             if (Files.isRegularFile(out) && Files.size(out) > 0) {
+                Files.writeString(Path.of(out + ".classpath"), System.getProperty(CLASS_PATH_PROPERTY, "") + "\n");
                 logger.info(LogSubsystem.INIT | LogSubsystem.NET, "NET/JCCL: AOT cache written: %s (%.1f MiB in %d ms); "
                         + "JVMs the shim starts from now on load it", out, Files.size(out) / 1048576.0, ms);
             } else {

@@ -409,4 +409,90 @@ class ShimProcessTest {
         Run home = driver(library, Map.of(), "init");
         assertTrue(home.output().contains("started " + JAVA_HOME), home.output());
     }
+
+    // ---- the JVM's AOT cache (JCCL_SHIM_AOT_CACHE, JCCL_SHIM_AOT_TRAIN) ----------------------------
+
+    /** The shim's class path as jars: an AOT cache takes classes from jars only, not directories. */
+    private static String classPathOfJars(Path dir) throws IOException {
+        List<String> jars = new ArrayList<>();
+        for (String entry : ShimLibrary.classPath().split(File.pathSeparator)) {
+            Path p = Path.of(entry);
+            if (!Files.isDirectory(p)) {
+                jars.add(entry);
+                continue;
+            }
+            Path jar = dir.resolve(p.getParent().getParent().getFileName() + "-classes.jar");
+            try (var out = new java.util.jar.JarOutputStream(Files.newOutputStream(jar));
+                 var files = Files.walk(p)) {
+                for (Path f : files.filter(Files::isRegularFile).sorted().toList()) {
+                    out.putNextEntry(new java.util.jar.JarEntry(p.relativize(f).toString().replace(File.separatorChar, '/')));
+                    Files.copy(f, out);
+                    out.closeEntry();
+                }
+            }
+            jars.add(jar.toString());
+        }
+        return String.join(File.pathSeparator, jars);
+    }
+
+    @Test
+    void aTrainingRunWritesAnAotCacheThatTheNextJvmStartsWith(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
+                + Runtime.version());
+        String classPath = classPathOfJars(dir);
+        Path cache = dir.resolve("shim.aot");
+        Run train = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_TRAIN, "1",
+                ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(), "NCCL_DEBUG", "INFO"), "warmup", "2000", "300");
+        assertEquals(0, train.exitCode(), train.output());
+        assertTrue(train.output().contains("training AOT cache " + cache), train.output());
+        // Written at the finalize of the last communicator, the driver's exit being no JVM exit.
+        assertTrue(train.output().contains("NET/JCCL: AOT cache written: " + cache), train.output());
+        assertTrue(Files.size(cache) > 0, train.output());
+        assertEquals(List.of(), train.warnings(), train.output());
+
+        // -XX:AOTMode=on: the JVM refuses to start unless it can map the cache (same JDK, same jars).
+        Run use = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(),
+                ShimConfig.JCCL_SHIM_JVM_OPTS, "-XX:AOTMode=on", "NCCL_DEBUG", "INFO"), "exchange");
+        assertEquals(0, use.exitCode(), use.output());
+        assertTrue(use.output().contains(", AOT cache " + cache + ")"), use.output());
+        assertTrue(use.output().endsWith("OK\n"), use.output());
+
+        // A jar changed since the training run: JDK 25 would still load its old classes from the
+        // cache, so the shim starts without it, with one warning.
+        Path jar = Path.of(classPath.split(File.pathSeparator)[0]);
+        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(
+                Files.getLastModifiedTime(jar).toMillis() + 5000));
+        Run stale = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(),
+                "NCCL_DEBUG", "INFO"), "init");
+        assertTrue(stale.output().contains("init 0\n"), stale.output());
+        assertFalse(stale.output().contains(", AOT cache "), stale.output());
+        assertEquals(1, stale.warnings().size(), stale.output());
+        assertTrue(stale.warnings().get(0).contains("was not trained on these jars"), stale.output());
+
+        // off: no cache, whatever is configured beside.
+        Run off = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_CACHE, "off",
+                "NCCL_DEBUG", "INFO"), "init");
+        assertTrue(off.output().contains("init 0\n"), off.output());
+        assertFalse(off.output().contains("AOT cache"), off.output());
+    }
+
+    @Test
+    void aNamedAotCacheThatIsMissingOrABadTrainingValueFailsInitWithOneWarning(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
+                + Runtime.version());
+        Path missing = dir.resolve("none.aot");
+        Run run = driver(Map.of(ShimConfig.JCCL_SHIM_AOT_CACHE, missing.toString()), "init");
+        assertFalse(run.output().contains("init 0\n"), run.output());
+        assertEquals(1, run.warnings().size(), run.output());
+        assertTrue(run.warnings().get(0).contains("JCCL_SHIM_AOT_CACHE=" + missing + ": no such file"), run.output());
+
+        Run bad = driver(Map.of(ShimConfig.JCCL_SHIM_AOT_TRAIN, "yes"), "init");
+        assertFalse(bad.output().contains("init 0\n"), bad.output());
+        assertEquals(1, bad.warnings().size(), bad.output());
+        assertTrue(bad.warnings().get(0).contains("JCCL_SHIM_AOT_TRAIN=yes"), bad.output());
+
+        Run both = driver(Map.of(ShimConfig.JCCL_SHIM_AOT_TRAIN, "1", ShimConfig.JCCL_SHIM_AOT_CACHE, "off"), "init");
+        assertEquals(1, both.warnings().size(), both.output());
+        assertTrue(both.warnings().get(0).contains("JCCL_SHIM_AOT_CACHE=off"), both.output());
+    }
 }
