@@ -45,8 +45,8 @@ public final class ShimConfig {
                     + "profiles of a training run; with it the JIT compiles the data path at its first calls, so NCCL's "
                     + "first messages meet less cold code). Unset: jccl-shim.aot beside the library, used when it exists; "
                     + "a file named here must exist. "
-                    + "off: none. Written by a run with JCCL_SHIM_AOT_TRAIN=1; a cache of another JDK or other jars is "
-                    + "ignored by the JVM, which says so on stdout.")
+                    + "off: none. Written by a run with JCCL_SHIM_AOT_TRAIN=1, with the jars it was trained on in "
+                    + "FILE.classpath: a cache whose jars changed since is not used (one WARN line).")
     public static final String JCCL_SHIM_AOT_CACHE = "JCCL_SHIM_AOT_CACHE";
 
     @EnvVar(defaultValue = "0",
