@@ -2,7 +2,7 @@
 """Cold small sizes, as a user's first nccl-tests run meets them: per collective, configuration and
 size, the out-of-place time (us) of each round of run.sh bench (JCCL_ROUNDS, OUT/r1..rN) and the
 median over rounds, with each configuration's median as a ratio to the first configuration's
-(above 1: slower than it). Sizes: 8 B, 1 KiB, 8 KiB, 64 KiB, 1 MiB where the runs have them.
+(above 1: slower than it). Sizes: 8 B, 1 KiB, 8 KiB, 64 KiB, 1, 4 and 16 MiB where the runs have them.
 
 usage: cold_table.py ROUND_DIR...
 """
@@ -13,7 +13,7 @@ import sys
 
 from summarize import parse
 
-SIZES = [8, 1 << 10, 8 << 10, 64 << 10, 1 << 20]
+SIZES = [8, 1 << 10, 8 << 10, 64 << 10, 1 << 20, 4 << 20, 16 << 20]
 
 
 def median(v):

@@ -36,7 +36,7 @@ if wants cold; then
 step "cold: 8 B to 1 MiB as a user's first run meets them (-w 5 -n 20), rounds in turn"
 cold_configs=${JCCL_GPU_COLD:-"socket jccl jccl+JCCL_SHIM_AOT_CACHE=off"}
 # shellcheck disable=SC2086 # a list of configurations
-JCCL_MPS=1 JCCL_ROUNDS=${JCCL_COLD_ROUNDS:-3} JCCL_BENCH_MAX=1M JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out/cold \
+JCCL_MPS=1 JCCL_ROUNDS=${JCCL_COLD_ROUNDS:-3} JCCL_BENCH_MAX=${JCCL_COLD_MAX:-1M} JCCL_NCCL_TESTS_TIMEOUT=40 OUT=$out/cold \
   timeout "${JCCL_GPU_COLD_TIMEOUT:-300}" $here/run.sh bench $cold_configs > "$out/cold-stdout.txt" 2>&1
 python3 $here/cold_table.py "$out"/cold/r* | tee "$out/cold.txt"
 fi
