@@ -441,24 +441,49 @@ static void aot_free(aot_setup* a) {
     a->count = 0;
 }
 
+/* A 64-bit checksum of a file's bytes, eight at a time (a multiply-xorshift mix, to tell a changed
+   jar from the one a cache was trained on, not a cryptographic hash); 0 if it cannot be read. */
+static unsigned long long file_hash(const char* path) {
+    FILE* f = fopen(path, "rb");
+    if (f == NULL) {
+        return 0;
+    }
+    unsigned long long h = 0x243F6A8885A308D3ULL;
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            unsigned long long w;
+            memcpy(&w, buf + i, 8);
+            h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+            h ^= h >> 29;
+        }
+        for (; i < n; i++) {
+            h = (h ^ buf[i]) * 0x100000001B3ULL;
+        }
+    }
+    fclose(f);
+    return h;
+}
+
 /*
- * The jars a cache is trained on: "path|size|mtime_ns" per class path entry, ';'-separated. JDK 25
- * checks neither the size nor the time of a class path jar when it maps an AOT cache (measured: a
- * rebuilt jar's classes still came from the cache), so the shim keeps this record beside the cache
+ * The jars a cache is trained on: "name|size|hash" per class path entry (the file name, not its
+ * directory, so that a package directory may move), ';'-separated. JDK 25 checks neither the size
+ * nor the contents of a class path jar when it maps an AOT cache (measured: a rebuilt jar's old
+ * classes still came from the cache), so the shim keeps this record beside the cache
  * (PATH.classpath, written by the training run) and starts without a cache whose jars changed.
+ * Reading the jars takes about 2 ms per start (4.4 MB, the jars pack.sh packs; build machine).
  */
 static void class_path_fingerprint(const char* class_path, strbuf* out) {
     char* copy = strdup(class_path);
     char* save = NULL;
     for (char* e = strtok_r(copy, ":", &save); e != NULL; e = strtok_r(NULL, ":", &save)) {
         struct stat st;
-        long long size = -1;
-        long long mtime = -1;
-        if (stat(e, &st) == 0) {
-            size = (long long) st.st_size;
-            mtime = (long long) st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
-        }
-        sb_addf(out, "%s%s|%lld|%lld", out->len > 0 ? ";" : "", e, size, mtime);
+        int file = stat(e, &st) == 0 && S_ISREG(st.st_mode);
+        const char* slash = strrchr(e, '/');
+        sb_addf(out, "%s%s|%lld|%016llx", out->len > 0 ? ";" : "", slash ? slash + 1 : e,
+                file ? (long long) st.st_size : -1LL, file ? file_hash(e) : 0ULL);
     }
     free(copy);
 }

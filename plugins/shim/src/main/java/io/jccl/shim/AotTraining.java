@@ -24,7 +24,7 @@ final class AotTraining {
     /** Set (to the cache's path) by the C half in a training run's JVM only. */
     static final String OUTPUT_PROPERTY = "jccl.shim.aotOutput";
     /**
-     * The jars the run trains on, as the C half fingerprinted them (path, size and time of each);
+     * The jars the run trains on, as the C half fingerprinted them (name, size and checksum of each);
      * written beside the cache as {@code PATH.classpath}, which the C half compares before it uses
      * the cache: JDK 25 itself does not notice a changed jar and would load its old classes.
      */

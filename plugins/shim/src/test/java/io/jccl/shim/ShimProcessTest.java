@@ -418,7 +418,10 @@ class ShimProcessTest {
         for (String entry : ShimLibrary.classPath().split(File.pathSeparator)) {
             Path p = Path.of(entry);
             if (!Files.isDirectory(p)) {
-                jars.add(entry);
+                // A copy: the test changes a jar.
+                Path copy = dir.resolve(p.getFileName());
+                Files.copy(p, copy);
+                jars.add(copy.toString());
                 continue;
             }
             Path jar = dir.resolve(p.getParent().getParent().getFileName() + "-classes.jar");
@@ -457,11 +460,38 @@ class ShimProcessTest {
         assertTrue(use.output().contains(", AOT cache " + cache + ")"), use.output());
         assertTrue(use.output().endsWith("OK\n"), use.output());
 
-        // A jar changed since the training run: JDK 25 would still load its old classes from the
-        // cache, so the shim starts without it, with one warning.
+        // The same jars moved to another directory, with new times (a package copied to a node):
+        // the cache still fits them.
+        Path moved = Files.createDirectories(dir.resolve("moved"));
+        List<String> movedJars = new ArrayList<>();
+        for (String entry : classPath.split(File.pathSeparator)) {
+            Path to = moved.resolve(Path.of(entry).getFileName());
+            Files.copy(Path.of(entry), to);
+            Files.setLastModifiedTime(to, java.nio.file.attribute.FileTime.fromMillis(System.currentTimeMillis() + 5000));
+            movedJars.add(to.toString());
+        }
+        Run relocated = driver(Map.of("JCCL_SHIM_CLASSPATH", String.join(File.pathSeparator, movedJars),
+                ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(), ShimConfig.JCCL_SHIM_JVM_OPTS, "-XX:AOTMode=on",
+                "NCCL_DEBUG", "INFO"), "init");
+        assertTrue(relocated.output().contains("init 0\n"), relocated.output());
+        assertTrue(relocated.output().contains(", AOT cache " + cache + ")"), relocated.output());
+
+        // A jar whose contents changed since the training run: JDK 25 would still load its old
+        // classes from the cache, so the shim starts without it, with one warning.
         Path jar = Path.of(classPath.split(File.pathSeparator)[0]);
-        Files.setLastModifiedTime(jar, java.nio.file.attribute.FileTime.fromMillis(
-                Files.getLastModifiedTime(jar).toMillis() + 5000));
+        Path rewritten = dir.resolve("rewritten.jar");
+        try (var in = new java.util.zip.ZipInputStream(Files.newInputStream(jar));
+             var out = new java.util.jar.JarOutputStream(Files.newOutputStream(rewritten))) {
+            for (var e = in.getNextEntry(); e != null; e = in.getNextEntry()) {
+                out.putNextEntry(new java.util.jar.JarEntry(e.getName()));
+                in.transferTo(out);
+                out.closeEntry();
+            }
+            out.putNextEntry(new java.util.jar.JarEntry("changed.txt"));
+            out.write(1);
+            out.closeEntry();
+        }
+        Files.move(rewritten, jar, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Run stale = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(),
                 "NCCL_DEBUG", "INFO"), "init");
         assertTrue(stale.output().contains("init 0\n"), stale.output());
