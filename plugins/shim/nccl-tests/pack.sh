@@ -25,9 +25,7 @@ mvn -B -q -ntp -DskipTests package
 [ -f "$dest/jdk.tgz" ] || ../shared/device/pack-jdk.sh "$dest"
 rm -rf "$dest/jccl" "$dest/nccl-tests-src" "$dest/mpi-include"
 mkdir -p "$dest/jccl" "$dest/nccl-tests-src"
-cp cli/target/lib/*.jar cli/target/lib/*.so "$dest/jccl/"
-# The C stand-in for NCCL (built with the shim's tests): run.sh aot-train drives the shim with it
-cp plugins/shim/target/native/jccl-shim-driver "$dest/jccl/"
+cp cli/target/lib/*.jar cli/target/lib/*.so cli/target/lib/jccl-shim-train "$dest/jccl/"
 rm -f "$dest"/jccl/netty-* "$dest"/jccl/junit-* "$dest"/jccl/opentest4j-* "$dest"/jccl/open-test-* "$dest"/jccl/apiguardian-*
 if [ -d "$src/.git" ] || git -C "$src" rev-parse >/dev/null 2>&1; then
   git -C "$src" archive HEAD | tar -x -C "$dest/nccl-tests-src"

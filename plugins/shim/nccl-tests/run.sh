@@ -36,11 +36,10 @@
 #                       timed iterations, 300), with the cores the box and each rank's threads used in
 #                       JCCL_CPU_WINDOW (3) seconds of them (cpu_sample.py): what a GB/s costs each
 #                       transport, and how many cores a faster one would need
-#   run.sh aot-train    writes the shim's AOT cache, jccl/jccl-shim.aot beside the shim (JDK 25+):
-#                       a training run of jccl-shim-driver (JCCL_SHIM_AOT_TRAIN=1, the shim's own
-#                       warm-up for 1.5 s, then JCCL_AOT_ROUNDS 8-byte rounds, 200000); every jccl
-#                       configuration after it starts its JVM with the cache, jccl+JCCL_SHIM_AOT_CACHE=off
-#                       without
+#   run.sh aot-train    writes the shim's AOT cache, jccl/jccl-shim.aot beside the shim (JDK 25+),
+#                       with jccl-shim-train (JCCL_AOT_ROUNDS rounds of the shim's warm-up, 200000);
+#                       every jccl configuration after it starts its JVM with the cache,
+#                       jccl+JCCL_SHIM_AOT_CACHE=off without
 #   run.sh ceilings     loopback TCP with many streams, the cost of one small write and read, how
 #                       long a parked thread takes to run once woken, and pinned host<->device copies
 #   JCCL_ROUNDS=N runs bench or lat N times over the configurations, in turn (OUT/r1..rN), and
@@ -312,13 +311,12 @@ collnet() {
 
 aot_train() {
   needs_shim
-  local driver=$dev/jccl/jccl-shim-driver cache=$dev/jccl/jccl-shim.aot
-  [ -x "$driver" ] || { echo "no $driver: run pack.sh (it packs the driver beside the shim)" >&2; exit 2; }
-  rm -f "$cache"
-  JCCL_SHIM_AOT_TRAIN=1 NCCL_DEBUG=INFO timeout 180 "$driver" "$plugin" warmup "${JCCL_AOT_ROUNDS:-200000}" 1500 \
-    > "$out/aot-train.log" 2>&1
+  local trainer=$dev/jccl/jccl-shim-train cache=$dev/jccl/jccl-shim.aot
+  [ -x "$trainer" ] || { echo "no $trainer: run pack.sh (it packs the trainer beside the shim)" >&2; exit 2; }
+  rm -f "$cache" "$cache.classpath"
+  timeout 180 "$trainer" "$plugin" "${JCCL_AOT_ROUNDS:-200000}" > "$out/aot-train.log" 2>&1
   echo "training exit $?"
-  grep -E 'AOT cache written|^LOG 2|WARMUP' "$out/aot-train.log"
+  grep -E 'AOT cache written|warm-up: |^WARN' "$out/aot-train.log"
   [ -s "$cache" ]
 }
 

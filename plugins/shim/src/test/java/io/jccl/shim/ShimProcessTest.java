@@ -58,6 +58,12 @@ class ShimProcessTest {
         command.add(ShimLibrary.driver().toString());
         command.add(library.toString());
         command.addAll(List.of(args));
+        return process(command, variables);
+    }
+
+    /** Runs command with the shim's variables cleared, then the defaults of these tests and variables set. */
+    private static Run process(List<String> command, Map<String, String> variables)
+            throws IOException, InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         Map<String, String> env = pb.environment();
         env.keySet().removeIf(k -> k.startsWith("JCCL_") || k.startsWith("NCCL_") || k.equals("JAVA_HOME")
@@ -524,5 +530,34 @@ class ShimProcessTest {
         Run both = driver(Map.of(ShimConfig.JCCL_SHIM_AOT_TRAIN, "1", ShimConfig.JCCL_SHIM_AOT_CACHE, "off"), "init");
         assertEquals(1, both.warnings().size(), both.output());
         assertTrue(both.warnings().get(0).contains("JCCL_SHIM_AOT_CACHE=off"), both.output());
+    }
+
+    @Test
+    void theTrainerWritesTheCacheBesideTheLibraryOrWhereTheVariableSays(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
+                + Runtime.version());
+        Path trainer = ShimLibrary.library().resolveSibling("jccl-shim-train");
+        Path cache = dir.resolve("trained.aot");
+        Run run = process(List.of(trainer.toString(), ShimLibrary.library().toString(), "3000"), Map.of(
+                "JCCL_SHIM_CLASSPATH", classPathOfJars(dir), ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString()));
+        assertEquals(0, run.exitCode(), run.output());
+        // The shim's warm-up ran the rounds, then the finalize had the JVM write the cache.
+        assertTrue(run.output().contains("NET/JCCL: warm-up: 3000 of 3000 loopback rounds"), run.output());
+        assertTrue(run.output().contains("NET/JCCL: AOT cache written: " + cache), run.output());
+        assertTrue(Files.size(cache) > 0 && Files.size(Path.of(cache + ".classpath")) > 0, run.output());
+
+        Run usage = process(List.of(trainer.toString()), Map.of());
+        assertEquals(2, usage.exitCode(), usage.output());
+        assertTrue(usage.output().contains("usage: "), usage.output());
+        Run badRounds = process(List.of(trainer.toString(), ShimLibrary.library().toString(), "many"), Map.of());
+        assertEquals(2, badRounds.exitCode(), badRounds.output());
+        assertTrue(badRounds.output().contains("ROUNDS=many"), badRounds.output());
+        // A shim that cannot start its JVM: the trainer says so and writes nothing.
+        Run failed = process(List.of(trainer.toString(), ShimLibrary.library().toString()),
+                Map.of("JCCL_SHIM_CLASSPATH", "/nonexistent.jar", ShimConfig.JCCL_SHIM_AOT_CACHE, dir.resolve("no.aot")
+                        .toString()));
+        assertEquals(1, failed.exitCode(), failed.output());
+        assertTrue(failed.output().contains("WARN ") && failed.output().contains("JCCL_SHIM_CLASSPATH"), failed.output());
+        assertFalse(Files.exists(dir.resolve("no.aot")), failed.output());
     }
 }
