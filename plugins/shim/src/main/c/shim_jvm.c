@@ -567,6 +567,8 @@ static int aot_configure(aot_setup* a, int java, const char* class_path, char* e
         aot_option(a, "-XX:AOTCacheOutput=", a->path);
         aot_option(a, "-Djccl.shim.aotOutput=", a->path);
         aot_option(a, "-Djccl.shim.aotClassPath=", sb_str(&fingerprint));
+        /* The JVM writing a cache warns of every class it leaves out (JFR events, proxies): hundreds of lines. */
+        aot_option(a, "-Xlog:aot*=error", "");
         snprintf(a->what, sizeof a->what, ", training AOT cache %s", a->path);
     } else if (is_file(a->path)) {
         if (trained_on(a->path, sb_str(&fingerprint))) {

@@ -88,6 +88,11 @@ final class PackageCommand implements Callable<Integer> {
                     + "jars need), which the shim runs when JCCL_JAVA_HOME and JAVA_HOME are unset.")
     private boolean jlink;
 
+    @Option(names = "--aot",
+            description = "Also train the shim's AOT cache into DIR (jccl-shim-train; JDK 25+, on DIR/runtime with "
+                    + "--jlink): the JVM the shim starts then compiles its data path at the first calls.")
+    private boolean aot;
+
     @Spec
     private CommandSpec spec;
 
@@ -102,7 +107,8 @@ final class PackageCommand implements Callable<Integer> {
 
         Files.createDirectories(out);
         Path so = out.resolve(library);
-        copyShimLibrary(so);
+        copyShimResource(shimResource(), so);
+        copyShimResource(trainerResource(), out.resolve(TRAINER));
         Set<String> copied = new TreeSet<>();
         for (Path jar : List.of(jarOf(shimClass()), jarOf(NetPlugin.class))) {
             copyJar(jar, copied);
@@ -120,7 +126,8 @@ final class PackageCommand implements Callable<Integer> {
             w.println("runtime:\t" + out.resolve("runtime") + " (" + String.join(",", modules) + ")");
         }
         w.flush();
-        return check(so, transport, w);
+        int checked = check(so, transport, w);
+        return checked == 0 && aot ? train(so, w) : checked;
     }
 
     // ---- arguments ---------------------------------------------------------------------------
@@ -265,11 +272,19 @@ final class PackageCommand implements Callable<Integer> {
         return "/META-INF/native/linux-" + System.getProperty("os.arch") + "/libnccl-net.so";
     }
 
-    private static void copyShimLibrary(Path to) throws IOException {
-        try (InputStream in = shimClass().getResourceAsStream(shimResource())) {
+    /** The trainer of the shim's AOT cache, beside the library in the package. */
+    static final String TRAINER = "jccl-shim-train";
+
+    /** The AOT cache's trainer from the jccl-shim jar's resources. */
+    static String trainerResource() {
+        return "/META-INF/native/linux-" + System.getProperty("os.arch") + "/" + TRAINER;
+    }
+
+    private static void copyShimResource(String resource, Path to) throws IOException {
+        try (InputStream in = shimClass().getResourceAsStream(resource)) {
             if (in == null) {
                 throw new IllegalStateException("the jccl-shim jar " + jarOf(shimClass()) + " has no "
-                        + shimResource() + ": build plugins/shim (it needs gcc) on this platform");
+                        + resource + ": build plugins/shim (it needs gcc) on this platform");
             }
             Files.copy(in, to);
         }
@@ -318,6 +333,10 @@ final class PackageCommand implements Callable<Integer> {
         }
         String deps = runTool(jdeps, args);
         Set<String> modules = new TreeSet<>(BASE_MODULES);
+        if (aot) {
+            // The training run ends its recording through the JVM's diagnostic command (the shim's AotTraining).
+            modules.addAll(List.of("java.management", "jdk.management", "jdk.jfr"));
+        }
         for (String m : deps.trim().split(",")) {
             if (m.matches("[a-z][a-z0-9.]*")) {
                 modules.add(m);
@@ -390,6 +409,57 @@ final class PackageCommand implements Callable<Integer> {
                 + " (or NCCL_NET_PLUGIN=" + name + " with " + out.toAbsolutePath() + " on LD_LIBRARY_PATH)");
         w.flush();
         return 0;
+    }
+
+    // ---- the AOT cache (--aot) ------------------------------------------------------------------
+
+    private static final long TRAIN_TIMEOUT_S = 300;
+
+    /**
+     * Runs the package's trainer on its library, with the JVM the package will start under NCCL
+     * (its runtime/ where it has one: JCCL_JAVA_HOME and JAVA_HOME removed) and the variables that
+     * would choose another transport, class path or cache removed. Its output goes to a file (the
+     * JVM writing a cache prints much); its verdict lines are printed.
+     */
+    private int train(Path so, PrintWriter w) throws IOException, InterruptedException {
+        Path log = Files.createTempFile("jccl-shim-train", ".log");
+        try {
+            ProcessBuilder pb = new ProcessBuilder(out.resolve(TRAINER).toString(), so.toString())
+                    .redirectErrorStream(true).redirectOutput(log.toFile());
+            Map<String, String> env = pb.environment();
+            env.keySet().removeIf(k -> k.equals("JCCL_SHIM_NET") || k.equals("JCCL_SHIM_CLASSPATH")
+                    || k.equals("NCCL_NET") || k.equals("NCCL_NET_PLUGIN") || k.equals("JCCL_SHIM_COLLNET")
+                    || k.startsWith("JCCL_SHIM_AOT") || k.equals("JCCL_SHIM_JVM_OPTS"));
+            if (Files.isDirectory(out.resolve("runtime"))) {
+                env.remove("JCCL_JAVA_HOME");
+                env.remove("JAVA_HOME");
+            }
+            w.println("aot:		training " + out.resolve("jccl-shim.aot") + " (" + TRAINER + ")");
+            w.flush();
+            Process p = pb.start();
+            if (!p.waitFor(TRAIN_TIMEOUT_S, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException("--aot: training did not finish within " + TRAIN_TIMEOUT_S + " s (its "
+                        + "output: " + log + ")");
+            }
+            List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
+            String verdict = null;
+            for (String line : lines) {
+                if (line.contains("AOT cache written") || line.startsWith("WARN ") || line.startsWith(TRAINER)
+                        || line.contains(TRAINER + ":")) {
+                    w.println("aot:		" + line);
+                    verdict = verdict == null ? line : verdict;
+                }
+            }
+            w.flush();
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException("--aot: training failed (exit " + p.exitValue() + ")"
+                        + (verdict == null ? "" : ": " + verdict));
+            }
+            return 0;
+        } finally {
+            Files.deleteIfExists(log);
+        }
     }
 
     private static String codeSource(Class<?> type) {

@@ -61,6 +61,9 @@ class PackageCommandTest {
         assertTrue(run.output().contains("dev 0:\t\t"), run.output());
         assertTrue(run.output().contains("OK: " + so + " loads as NCCL net plugin JcclSocket"), run.output());
         assertFalse(Files.exists(out.resolve("runtime")), "no runtime without --jlink");
+        // The AOT cache's trainer travels with the package; without --aot nothing is trained.
+        assertTrue(Files.isExecutable(out.resolve(PackageCommand.TRAINER)), run.output());
+        assertFalse(Files.exists(out.resolve("jccl-shim.aot")), run.output());
     }
 
     @Test
@@ -68,7 +71,7 @@ class PackageCommandTest {
         assumeNativeLibrariesBuilt();
         Path out = tmp.resolve("pkg");
         CliRun run = CliRun.of("package", "--jar", socketJar().toString(), "--name", "pkgjre", "--out", out.toString(),
-                "--net", "jcclsocket", "--jlink");
+                "--net", "jcclsocket", "--jlink", "--aot");
         assertEquals(0, run.exitCode(), run.output());
         Path runtime = out.resolve("runtime");
         String release = Files.readString(runtime.resolve("release"));
@@ -79,6 +82,12 @@ class PackageCommandTest {
         Matcher devices = DEVICES.matcher(run.output());
         assertTrue(devices.find() && Integer.parseInt(devices.group(1)) >= 1, run.output());
         assertTrue(run.output().contains("OK: " + out.resolve("libnccl-net-pkgjre.so")), run.output());
+        // --aot: the package's own trainer wrote the shim's AOT cache with the package's runtime.
+        assertTrue(run.output().contains("aot:\t\tINFO NET/JCCL: AOT cache written: " + out.resolve("jccl-shim.aot")),
+                run.output());
+        assertTrue(Files.size(out.resolve("jccl-shim.aot")) > 0 && Files.isRegularFile(out.resolve("jccl-shim.aot.classpath")),
+                run.output());
+        assertTrue(release.contains("jdk.management"), "--aot links the modules the training needs: " + release);
     }
 
     @Test

@@ -29,8 +29,12 @@ final class AotTraining {
      * the cache: JDK 25 itself does not notice a changed jar and would load its old classes.
      */
     static final String CLASS_PATH_PROPERTY = "jccl.shim.aotClassPath";
-    /** The diagnostic command needs the management modules of the runtime. */
-    static final List<String> MODULES = List.of("java.management", "jdk.management");
+    /**
+     * The diagnostic command needs the management modules of the runtime, and jdk.jfr: without it
+     * JDK 25's DiagnosticCommand MBean offers one operation and no aotEndRecording (measured on a
+     * jlink'ed runtime of java.base, java.management and jdk.management).
+     */
+    static final List<String> MODULES = List.of("java.management", "jdk.management", "jdk.jfr");
 
     private static final AtomicBoolean ENDED = new AtomicBoolean();
 
@@ -80,7 +84,12 @@ final class AotTraining {
                         String.valueOf(said).strip().replace('\n', ' '));
             }
         } catch (Exception | LinkageError e) {
-            logger.warn("NET/JCCL: JCCL_SHIM_AOT_TRAIN=1: ending the recording failed, %s not written: %s", out, e);
+            Throwable root = e;
+            while (root.getCause() != null) {
+                root = root.getCause();
+            }
+            logger.warn("NET/JCCL: JCCL_SHIM_AOT_TRAIN=1: ending the recording failed, %s not written: %s%s", out, e,
+                    root == e ? "" : " (" + root + ")");
         }
     }
 }
