@@ -411,10 +411,11 @@ out:
  * -XX:+AOTCompileEagerly the JIT compiles the trained methods at their first call instead of after
  * thousands. JCCL_SHIM_AOT_CACHE names the cache (default: jccl-shim.aot beside this library, used
  * when it exists; "off": none); JCCL_SHIM_AOT_TRAIN=1 makes this process the training run that
- * writes it (the Java half ends the recording at the finalize of the last communicator). The
- * cache fits one JDK and one set of jars: the JVM ignores a stale one (it says so on stdout).
+ * writes it (the Java half ends the recording at the finalize of the last communicator). A cache
+ * fits one JDK build and one set of jars; JDK 25 checks its own build but not the jars, which the
+ * shim checks (class_path_fingerprint).
  */
-#define AOT_MAX_OPTIONS 4
+#define AOT_MAX_OPTIONS 6
 
 typedef struct {
     char path[PATH_MAX];
@@ -562,7 +563,9 @@ static int aot_configure(aot_setup* a, int java, const char* class_path, char* e
         return 0;
     }
     strbuf fingerprint = {0};
-    class_path_fingerprint(class_path, &fingerprint);
+    if (training || is_file(a->path)) {
+        class_path_fingerprint(class_path, &fingerprint);
+    }
     if (training) {
         aot_option(a, "-XX:AOTCacheOutput=", a->path);
         aot_option(a, "-Djccl.shim.aotOutput=", a->path);

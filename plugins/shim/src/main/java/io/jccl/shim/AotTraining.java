@@ -61,6 +61,27 @@ final class AotTraining {
     }
 
     /**
+     * At a training run's start: removes the cache and the record a training before left at the
+     * path, so that a cache found at the end is this run's, never an older one beside this run's
+     * record of the jars.
+     *
+     * @return null, or one line saying why the old files could not be removed
+     */
+    static String begin() {
+        Path out = output();
+        if (out == null) {
+            return null;
+        }
+        try {
+            Files.deleteIfExists(out);
+            Files.deleteIfExists(Path.of(out + ".classpath"));
+            return null;
+        } catch (java.io.IOException e) {
+            return "JCCL_SHIM_AOT_TRAIN=1: cannot replace " + out + " (" + e + "): name a writable JCCL_SHIM_AOT_CACHE";
+        }
+    }
+
+    /**
      * Ends the recording of a training run and has the JVM write the cache (it takes a second or
      * more); does nothing outside a training run or the second time.
      */

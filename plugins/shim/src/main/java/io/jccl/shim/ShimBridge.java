@@ -61,8 +61,11 @@ public final class ShimBridge {
             if (missing != null) {
                 return missing;
             }
-            if (AotTraining.output() != null && AotTraining.problem() != null) {
-                return AotTraining.problem();
+            if (AotTraining.output() != null) {
+                String training = AotTraining.problem() != null ? AotTraining.problem() : AotTraining.begin();
+                if (training != null) {
+                    return training;
+                }
             }
             keepThreadsPerConnection();
             String netName = ShimAbi.string(s.get(JAVA_LONG, offset(SERVICES, "netName")));
