@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <jni.h>
 #include <libgen.h>
 #include <limits.h>
@@ -19,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "jccl_shim.h"
 
@@ -513,6 +516,26 @@ static int trained_on(const char* path, const char* fingerprint) {
     return same;
 }
 
+/*
+ * Takes PATH.lock for this process's life (flock: the kernel drops it when the process ends, however
+ * it ends), so that one process at a time writes a cache; 0 if another holds it. A lock file that
+ * cannot be made (a read-only directory) does not stop the training: its own write then fails
+ * with the JVM's words.
+ */
+static int training_lock(const char* path) {
+    char lock[PATH_MAX + 8];
+    snprintf(lock, sizeof lock, "%s.lock", path);
+    int fd = open(lock, O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        return 1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return 0;
+    }
+    return 1; /* fd stays open: the lock is held until the process exits */
+}
+
 /* Whether the user's JVM options already choose a CDS or AOT archive, which ours would contradict. */
 static int user_chose_archive(const char* opts) {
     return nonblank(opts) && (strstr(opts, "-XX:AOTCache") != NULL || strstr(opts, "-XX:AOTConfiguration") != NULL
@@ -561,6 +584,12 @@ static int aot_configure(aot_setup* a, int java, const char* class_path, char* e
             return -1;
         }
         return 0;
+    }
+    if (training && !training_lock(a->path)) {
+        /* Ranks of one job share the environment: the first to start trains, the others run as usual. */
+        jccl_log(NCCL_LOG_INFO, NCCL_INIT | NCCL_NET, "NET/JCCL: another process is training AOT cache %s (it holds "
+                 "%s.lock): this one runs without it and without training it", a->path, a->path);
+        return 0; /* nor loads the cache: the trainer is replacing it */
     }
     strbuf fingerprint = {0};
     if (training || is_file(a->path)) {

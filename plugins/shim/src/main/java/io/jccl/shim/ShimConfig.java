@@ -52,8 +52,9 @@ public final class ShimConfig {
     @EnvVar(defaultValue = "0",
             description = "1: this process is the training run of the shim's AOT cache (JCCL_SHIM_AOT_CACHE): its JVM "
                     + "records what it loads and profiles, and the finalize of NCCL's last communicator (ncclNet v11 and "
-                    + "later, or jccl-shim-train) has the JVM write the cache, which takes a second or more. One "
-                    + "process at a time per file; needs JDK 25+ with java.management, jdk.management and jdk.jfr.")
+                    + "later, or jccl-shim-train) has the JVM write the cache, which takes a second or more. Of "
+                    + "processes that share the file (the ranks of a job) the first trains and the others run without "
+                    + "it (a lock beside it, FILE.lock); needs JDK 25+ with java.management, jdk.management and jdk.jfr.")
     public static final String JCCL_SHIM_AOT_TRAIN = "JCCL_SHIM_AOT_TRAIN";
 
     @EnvVar(defaultValue = "",

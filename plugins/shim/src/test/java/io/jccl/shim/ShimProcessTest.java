@@ -562,4 +562,31 @@ class ShimProcessTest {
         assertTrue(failed.output().contains("WARN ") && failed.output().contains("JCCL_SHIM_CLASSPATH"), failed.output());
         assertFalse(Files.exists(dir.resolve("no.aot")), failed.output());
     }
+
+    @Test
+    void ofProcessesTrainingOneCacheTheFirstTrainsAndTheOthersRunWithoutTraining(@TempDir Path dir) throws Exception {
+        // The ranks of one job share its environment: JCCL_SHIM_AOT_TRAIN=1 reaches all of them.
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
+                + Runtime.version());
+        String classPath = classPathOfJars(dir);
+        Path cache = dir.resolve("shared.aot");
+        Map<String, String> training = Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_TRAIN, "1",
+                ShimConfig.JCCL_SHIM_AOT_CACHE, cache.toString(), "NCCL_DEBUG", "INFO");
+        // The first holds its training open for 4 s after init; the second starts within them.
+        var first = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+            try {
+                return driver(training, "warmup", "1000", "4000");
+            } catch (IOException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(1500);
+        Run second = driver(training, "exchange");
+        Run one = first.get(120, TimeUnit.SECONDS);
+        assertEquals(0, second.exitCode(), second.output());
+        assertTrue(second.output().contains("another process is training AOT cache " + cache), second.output());
+        assertFalse(second.output().contains("training AOT cache " + cache + ")"), second.output());
+        assertEquals(0, one.exitCode(), one.output());
+        assertTrue(one.output().contains("NET/JCCL: AOT cache written: " + cache), one.output());
+    }
 }
