@@ -40,18 +40,21 @@ class DataPathAllocationTest {
                 }
                 // Before C2 has compiled the path (late in a JVM busy with other tests' compilations)
                 // escape analysis has not removed its temporaries: a window of 56 bytes a message was
-                // seen in a full build. A real per-message allocation shows in every window.
+                // seen in a full build, and 40 in each of five windows in another (2026-12-01; the test
+                // alone and the module's tests passed before and after). A real per-message
+                // allocation shows in every window, however many.
                 int n = 20_000;
+                int windows = 10;
                 long perMessage = Long.MAX_VALUE;
-                for (int window = 0; window < 5 && perMessage >= 8; window++) {
+                for (int window = 0; window < windows && perMessage >= 8; window++) {
                     long before = threads.getCurrentThreadAllocatedBytes();
                     for (int i = 0; i < n; i++) {
                         roundTrip(net, c, buffers, tags, handles, message, sizes);
                     }
                     perMessage = (threads.getCurrentThreadAllocatedBytes() - before) / n;
                 }
-                assertTrue(perMessage < 8, perMessage + " bytes allocated per message on the data path in each of 5 "
-                        + "windows of " + n);
+                assertTrue(perMessage < 8, perMessage + " bytes allocated per message on the data path in each of "
+                        + windows + " windows of " + n);
             }
         } finally {
             System.clearProperty("NCCL_SOCKET_NTHREADS");
