@@ -418,6 +418,11 @@ class ShimProcessTest {
 
     // ---- the JVM's AOT cache (JCCL_SHIM_AOT_CACHE, JCCL_SHIM_AOT_TRAIN) ----------------------------
 
+    private static void assumeAotCache() {
+        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
+                + Runtime.version());
+    }
+
     /** The shim's class path as jars: an AOT cache takes classes from jars only, not directories. */
     private static String classPathOfJars(Path dir) throws IOException {
         List<String> jars = new ArrayList<>();
@@ -446,8 +451,7 @@ class ShimProcessTest {
 
     @Test
     void aTrainingRunWritesAnAotCacheThatTheNextJvmStartsWith(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
-                + Runtime.version());
+        assumeAotCache();
         String classPath = classPathOfJars(dir);
         Path cache = dir.resolve("shim.aot");
         Run train = driver(Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_TRAIN, "1",
@@ -514,8 +518,7 @@ class ShimProcessTest {
 
     @Test
     void aNamedAotCacheThatIsMissingOrABadTrainingValueFailsInitWithOneWarning(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
-                + Runtime.version());
+        assumeAotCache();
         Path missing = dir.resolve("none.aot");
         Run run = driver(Map.of(ShimConfig.JCCL_SHIM_AOT_CACHE, missing.toString()), "init");
         assertFalse(run.output().contains("init 0\n"), run.output());
@@ -534,8 +537,7 @@ class ShimProcessTest {
 
     @Test
     void theTrainerWritesTheCacheBesideTheLibraryOrWhereTheVariableSays(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
-                + Runtime.version());
+        assumeAotCache();
         Path trainer = ShimLibrary.library().resolveSibling("jccl-shim-train");
         Path cache = dir.resolve("trained.aot");
         // What an older training left there is replaced, never kept beside this run's record.
@@ -566,8 +568,7 @@ class ShimProcessTest {
     @Test
     void ofProcessesTrainingOneCacheTheFirstTrainsAndTheOthersRunWithoutTraining(@TempDir Path dir) throws Exception {
         // The ranks of one job share its environment: JCCL_SHIM_AOT_TRAIN=1 reaches all of them.
-        Assumptions.assumeTrue(Runtime.version().feature() >= 25, "the AOT cache needs JDK 25+, the tests run on "
-                + Runtime.version());
+        assumeAotCache();
         String classPath = classPathOfJars(dir);
         Path cache = dir.resolve("shared.aot");
         Map<String, String> training = Map.of("JCCL_SHIM_CLASSPATH", classPath, ShimConfig.JCCL_SHIM_AOT_TRAIN, "1",
