@@ -377,9 +377,7 @@ final class PackageCommand implements Callable<Integer> {
         ProcessBuilder pb = new ProcessBuilder(java.toString(), "--enable-native-access=ALL-UNNAMED", "-cp",
                 String.join(File.pathSeparator, cp), PackageCheck.class.getName(), so.toString(), transport)
                 .redirectErrorStream(true);
-        Map<String, String> env = pb.environment();
-        env.keySet().removeIf(k -> k.equals("JCCL_SHIM_NET") || k.equals("JCCL_SHIM_CLASSPATH") || k.equals("NCCL_NET")
-                || k.equals("NCCL_NET_PLUGIN") || k.equals("JCCL_SHIM_COLLNET"));
+        removeChoosingVariables(pb.environment());
         w.println("check:\t\tloading " + so + " through the native host (" + java + ")");
         w.flush();
         Process p = pb.start();
@@ -427,9 +425,8 @@ final class PackageCommand implements Callable<Integer> {
             ProcessBuilder pb = new ProcessBuilder(out.resolve(TRAINER).toString(), so.toString())
                     .redirectErrorStream(true).redirectOutput(log.toFile());
             Map<String, String> env = pb.environment();
-            env.keySet().removeIf(k -> k.equals("JCCL_SHIM_NET") || k.equals("JCCL_SHIM_CLASSPATH")
-                    || k.equals("NCCL_NET") || k.equals("NCCL_NET_PLUGIN") || k.equals("JCCL_SHIM_COLLNET")
-                    || k.startsWith("JCCL_SHIM_AOT") || k.equals("JCCL_SHIM_JVM_OPTS"));
+            removeChoosingVariables(env);
+            env.keySet().removeIf(k -> k.startsWith("JCCL_SHIM_AOT") || k.equals("JCCL_SHIM_JVM_OPTS"));
             if (Files.isDirectory(out.resolve("runtime"))) {
                 env.remove("JCCL_JAVA_HOME");
                 env.remove("JAVA_HOME");
@@ -445,8 +442,7 @@ final class PackageCommand implements Callable<Integer> {
             List<String> lines = Files.readAllLines(log, StandardCharsets.UTF_8);
             String verdict = null;
             for (String line : lines) {
-                if (line.contains("AOT cache written") || line.startsWith("WARN ") || line.startsWith(TRAINER)
-                        || line.contains(TRAINER + ":")) {
+                if (line.contains("AOT cache written") || line.startsWith("WARN ") || line.contains(TRAINER + ":")) {
                     w.println("aot:		" + line);
                     verdict = verdict == null ? line : verdict;
                 }
@@ -460,6 +456,12 @@ final class PackageCommand implements Callable<Integer> {
         } finally {
             Files.deleteIfExists(log);
         }
+    }
+
+    /** Removes the variables that would choose another transport or class path than the package's. */
+    private static void removeChoosingVariables(Map<String, String> env) {
+        env.keySet().removeIf(k -> k.equals("JCCL_SHIM_NET") || k.equals("JCCL_SHIM_CLASSPATH") || k.equals("NCCL_NET")
+                || k.equals("NCCL_NET_PLUGIN") || k.equals("JCCL_SHIM_COLLNET"));
     }
 
     private static String codeSource(Class<?> type) {

@@ -62,7 +62,8 @@ public final class ShimBridge {
                 return missing;
             }
             if (AotTraining.output() != null) {
-                String training = AotTraining.problem() != null ? AotTraining.problem() : AotTraining.begin();
+                String problem = AotTraining.problem();
+                String training = problem != null ? problem : AotTraining.begin();
                 if (training != null) {
                     return training;
                 }
