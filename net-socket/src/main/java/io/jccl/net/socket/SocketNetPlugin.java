@@ -117,7 +117,9 @@ public final class SocketNetPlugin implements NetPlugin {
                     .append(d.address().getHostAddress());
         }
         log.info(LogSubsystem.NET | LogSubsystem.INIT, "NET/JcclSocket: using%s; %d data streams and %d I/O threads "
-                + "per connection (%s), %s; %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
+                + "per connection (%s), %s; %s; %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
+                s.receiveBuffer() == 0 ? "the kernel's autotuned receive buffers"
+                        : "SO_RCVBUF " + s.receiveBuffer() + " (" + SocketConfig.NCCL_SOCKET_RCVBUF + ")",
                 s.ioThreadLimit() == 0 ? "no bound on all connections' I/O threads"
                         : "at most " + s.ioThreadLimit() + " I/O threads for all connections together (JCCL_SOCKET_IO_THREADS)",
                 noCuda == null

@@ -106,6 +106,37 @@ class SocketConfigTest {
         }
     }
 
+    @Test
+    void theReceiveBufferIsCappedOnlyWhereTheHostsRanksOutnumberItsCores() {
+        assertEquals(SocketConfig.OVERSUBSCRIBED_RECEIVE_BUFFER, SocketConfig.autoReceiveBuffer(4, 2));
+        assertEquals(0, SocketConfig.autoReceiveBuffer(2, 2), "2 ranks on 2 cores: the kernel's autotuning");
+        assertEquals(0, SocketConfig.autoReceiveBuffer(2, 16));
+        assertEquals(0, SocketConfig.autoReceiveBuffer(0, 2), "no launcher count: the kernel's autotuning");
+        int online = SocketConfig.onlineCpus();
+        try {
+            System.setProperty("LOCAL_WORLD_SIZE", String.valueOf(online + 1));
+            assertEquals(SocketConfig.OVERSUBSCRIBED_RECEIVE_BUFFER, SocketConfig.fromEnvironment().receiveBuffer());
+            System.setProperty("LOCAL_WORLD_SIZE", "garbage");
+            System.setProperty("OMPI_COMM_WORLD_LOCAL_SIZE", String.valueOf(online + 1));
+            assertEquals(SocketConfig.OVERSUBSCRIBED_RECEIVE_BUFFER, SocketConfig.fromEnvironment().receiveBuffer(),
+                    "a launcher variable that is not a count is passed over for the next one");
+            System.setProperty("LOCAL_WORLD_SIZE", "1");
+            assertEquals(0, SocketConfig.fromEnvironment().receiveBuffer());
+            System.setProperty("LOCAL_WORLD_SIZE", String.valueOf(online + 1));
+            System.setProperty(SocketConfig.NCCL_SOCKET_RCVBUF, "0");
+            assertEquals(0, SocketConfig.fromEnvironment().receiveBuffer(), "0: the kernel's autotuning, whatever the host");
+            System.setProperty(SocketConfig.NCCL_SOCKET_RCVBUF, "256K");
+            assertEquals(256 << 10, SocketConfig.fromEnvironment().receiveBuffer());
+            System.setProperty(SocketConfig.NCCL_SOCKET_RCVBUF, "-5");
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
+            assertTrue(e.getMessage().contains(SocketConfig.NCCL_SOCKET_RCVBUF), e.getMessage());
+        } finally {
+            System.clearProperty("LOCAL_WORLD_SIZE");
+            System.clearProperty("OMPI_COMM_WORLD_LOCAL_SIZE");
+            System.clearProperty(SocketConfig.NCCL_SOCKET_RCVBUF);
+        }
+    }
+
     private static void assertLayout(int threads, int perThread, SocketConfig.Layout layout) {
         assertEquals(threads + "x" + perThread, layout.threads() + "x" + layout.streamsPerThread(), layout.reason());
     }
