@@ -62,9 +62,10 @@ public final class SocketConfig {
     // auto: 1 MiB on a host with more ranks than cores. There a sender with the kernel's autotuned
     // window (up to tcp_rmem's 32 MiB) writes a whole round into a peer that is off its core, and the
     // peer later copies it out of cache; a 1 MiB buffer makes the sender wait and yield the core to
-    // it. 4 ranks through TCP on the 2-core build machine, 4 MiB all-reduce: 4.7 to 5.5 ms against
+    // it. 4 ranks through TCP on the 2-core build machine, 4 MiB all-reduce: 4.4 to 5.5 ms against
     // 5.7 to 6.4 (eight rounds, all of them faster); 2 ranks on 2 cores and 2 ranks on 16 cores under
-    // NCCL were not faster with it (16 to 512 MiB: 0.6x to 1.0x), so there it stays the kernel's.
+    // NCCL were not faster with it (all_reduce 0.66x to 0.87x from 16 to 512 MiB, sendrecv level),
+    // so there it stays the kernel's.
     @EnvVar(defaultValue = "auto",
             description = "SO_RCVBUF of JcclSocket connections in bytes, 0 for the kernel's autotuning. auto: "
                     + "1048576 where the host runs more ranks than it has online cores (LOCAL_WORLD_SIZE, "
@@ -225,7 +226,8 @@ public final class SocketConfig {
      * @throws IllegalArgumentException naming the variable if a value is malformed or out of range
      */
     static Settings fromEnvironment() {
-        Layout auto = capped(autoLayout(onlineCpus(), Runtime.getRuntime().availableProcessors()),
+        int online = onlineCpus();
+        Layout auto = capped(autoLayout(online, Runtime.getRuntime().availableProcessors()),
                 positive(JCCL_SOCKET_AUTO_THREADS_MAX, Env.getInt(JCCL_SOCKET_AUTO_THREADS_MAX, MAX_THREADS), 1,
                         MAX_THREADS));
         boolean threadsAuto = isAuto(NCCL_SOCKET_NTHREADS);
@@ -247,9 +249,8 @@ public final class SocketConfig {
                 : "set by " + NCCL_SOCKET_NTHREADS + " and " + NCCL_NSOCKS_PERTHREAD;
         boolean inlineAuto = isAuto(NCCL_SOCKET_INLINE);
         int inline = inlineAuto ? DEFAULT_INLINE
-                : positive(NCCL_SOCKET_INLINE, (int) Env.getBytes(NCCL_SOCKET_INLINE, DEFAULT_INLINE), 0, Wire.MAX_INLINE);
-        int minChunk = positive(NCCL_SOCKET_MIN_TASKSIZE, (int) Env.getBytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10),
-                4096, 1 << 30);
+                : bytes(NCCL_SOCKET_INLINE, DEFAULT_INLINE, 0, Wire.MAX_INLINE);
+        int minChunk = bytes(NCCL_SOCKET_MIN_TASKSIZE, 64 << 10, 4096, 1 << 30);
         long timeoutMs = Env.getLong(JCCL_SOCKET_TIMEOUT_MS, 15_000);
         if (timeoutMs < 100) {
             throw new IllegalArgumentException(JCCL_SOCKET_TIMEOUT_MS + "=" + timeoutMs + " is below 100");
@@ -261,9 +262,9 @@ public final class SocketConfig {
             throw new IllegalArgumentException(JCCL_SOCKET_CONNECT_TIMEOUT_MS + "=" + connectTimeoutMs + " is below 100");
         }
         return new Settings(Env.get(NCCL_SOCKET_IFNAME), InterfaceFilter.family(Env.get(NCCL_SOCKET_FAMILY)), threads, perThread,
-                inline, inlineAuto, minChunk, (int) Env.getBytes(NCCL_SOCKET_SNDBUF, 0),
-                isAuto(NCCL_SOCKET_RCVBUF) ? autoReceiveBuffer(localRanks(), onlineCpus())
-                        : positive(NCCL_SOCKET_RCVBUF, (int) Env.getBytes(NCCL_SOCKET_RCVBUF, 0), 0, Integer.MAX_VALUE),
+                inline, inlineAuto, minChunk, bytes(NCCL_SOCKET_SNDBUF, 0, 0, Integer.MAX_VALUE),
+                isAuto(NCCL_SOCKET_RCVBUF) ? autoReceiveBuffer(localRanks(), online)
+                        : bytes(NCCL_SOCKET_RCVBUF, 0, 0, Integer.MAX_VALUE),
                 Math.max(0, Env.getInt(NCCL_SOCKET_RETRY_CNT, 34)), Math.max(1, Env.getInt(NCCL_SOCKET_RETRY_SLEEP_MSEC, 100)),
                 Duration.ofMillis(timeoutMs), Duration.ofMillis(connectTimeoutMs), why,
                 TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_SPIN_US, Env.getInt(JCCL_SOCKET_SPIN_US, 0), 0, 1_000_000)),
@@ -391,6 +392,15 @@ public final class SocketConfig {
                     - Integer.parseInt(range.substring(0, dash).trim()) + 1;
         }
         return n;
+    }
+
+    /** A size variable within [min, max], checked before it is narrowed to an int (4G would wrap). */
+    private static int bytes(String name, int defaultValue, int min, int max) {
+        long value = Env.getBytes(name, defaultValue);
+        if (value < min || value > max) {
+            throw new IllegalArgumentException(name + "=" + value + " is outside " + min + ".." + max);
+        }
+        return (int) value;
     }
 
     private static int positive(String name, int value, int min, int max) {

@@ -130,6 +130,10 @@ class SocketConfigTest {
             System.setProperty(SocketConfig.NCCL_SOCKET_RCVBUF, "-5");
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
             assertTrue(e.getMessage().contains(SocketConfig.NCCL_SOCKET_RCVBUF), e.getMessage());
+            // 4G does not fit SO_RCVBUF's int: refused with its own value, not wrapped to 0
+            System.setProperty(SocketConfig.NCCL_SOCKET_RCVBUF, "4G");
+            e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
+            assertTrue(e.getMessage().contains(SocketConfig.NCCL_SOCKET_RCVBUF + "=4294967296"), e.getMessage());
         } finally {
             System.clearProperty("LOCAL_WORLD_SIZE");
             System.clearProperty("OMPI_COMM_WORLD_LOCAL_SIZE");
