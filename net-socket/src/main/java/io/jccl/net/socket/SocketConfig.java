@@ -41,14 +41,14 @@ public final class SocketConfig {
     // 16 KiB with I/O threads: a message the sending thread writes itself skips two thread hand-offs
     // (the I/O threads' wake-ups), which cost more than the copy up to tens of KiB (device all-reduce
     // at 4 KiB through the network FIFO on an H200: 102 us at 1 KiB, 41 us at 16 KiB).
-    // 64 KiB without: every payload then goes on the control stream anyway, and an inline one is one
-    // write and one read where a payload after its frame is two of each (2-rank all-reduce over
-    // loopback TCP on the 2-core build machine: 32 KiB 28 us against 37-79, 128 KiB 108-125 us
-    // against 144-242).
+    // 64 KiB and 64 bytes (room for the engine's own header) without: every payload then goes on
+    // the control stream anyway, and an inline one is one write and one read where a payload after
+    // its frame is two of each (2-rank all-reduce over loopback TCP on the 2-core build machine:
+    // 32 KiB 28 us against 37-79, 128 KiB 108-125 us against 144-242).
     @EnvVar(defaultValue = "auto",
             description = "Messages up to this many bytes travel inline on the control stream, copied once, "
-                    + "without the I/O threads' hand-off. auto: 16384 on a connection with I/O threads, 65536 "
-                    + "(the most) on one without.")
+                    + "without the I/O threads' hand-off. auto: 16384 on a connection with I/O threads, 65600 "
+                    + "(the most: 64 KiB and a 64-byte header) on one without.")
     public static final String NCCL_SOCKET_INLINE = "NCCL_SOCKET_INLINE";
 
     @EnvVar(defaultValue = "65536",

@@ -35,8 +35,9 @@ import java.nio.ByteOrder;
 final class SocketHandle {
     static final int MAGIC = 0x314b534a; // the bytes "JSK1", read little-endian
     // 2: every comm has a liveness socket. 3: 64 EAGER slots, CTS frames held back 32 at a time (a
-    // version-2 receiver keeps 16 slots and would fail a version-3 sender mid-run, not at connect)
-    static final byte VERSION = 3;
+    // version-2 receiver keeps 16 slots and would fail a version-3 sender mid-run, not at connect).
+    // 4: inline payloads up to 64 KiB + 64 B (a version-3 receiver refuses more than 64 KiB)
+    static final byte VERSION = 4;
     static final int SECRET_BYTES = 16;
 
     private static final ValueLayout.OfInt U32 = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);

@@ -297,6 +297,7 @@ final class SocketSendComm extends SocketComm implements SendComm {
         }
         SendRequest r = newRequest(size);
         aheadCount++;
+        inlineCount += inline ? 1 : 0;
         int e = (int) (eagerTail++ % Wire.EAGER_SLOTS);
         eagerSize[e] = (int) size;
         eagerTag[e] = tag;

@@ -76,8 +76,12 @@ final class Wire {
     static final int CTS_ENTRY = 12;
     static final int DATA_HEADER = 16;
 
-    /** The largest inline payload any peer may send (the top of NCCL_SOCKET_INLINE's range). */
-    static final int MAX_INLINE = 64 << 10;
+    /**
+     * The largest inline payload any peer may send (the top of NCCL_SOCKET_INLINE's range): 64 KiB
+     * and room for a small header of the sender's own, so that a 64 KiB message the engine frames
+     * (its LL path puts 16 bytes in front) still goes as one write and one read.
+     */
+    static final int MAX_INLINE = (64 << 10) + 64;
 
     static final int FLAG_INLINE = 1;
     static final int FLAG_OVERSIZE = 2;
