@@ -155,6 +155,8 @@ public final class Communicator implements AutoCloseable {
     private final Map<Integer, TreeLinks> trees = new HashMap<>();
     /** The halving-doubling connections made so far, by channel (guarded by {@link #trees}). */
     private final Map<Integer, OperationBuilder.HalvingDoublingLinks> halvingDoublingLinks = new HashMap<>();
+    /** Ranks per host where the hosts hold equal power-of-two blocks of ranks, else 1 ({@link #hostBlock()}). */
+    private int hostBlock = 1;
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
     /** Each rank's {@code availableProcessors} (a CPU quota counts), from the bootstrap. */
@@ -226,8 +228,10 @@ public final class Communicator implements AutoCloseable {
             }
             collNetMade = agreed[5] == 1 && nranks > 1 ? setUpCollNet(b, devices[0], made) : null;
             this.collNet = collNetMade;
+            this.hostBlock = hostBlock();
             this.tuner = new Tuner(nranks, algorithmsOf(agreed[4]), allOnOneHost() ? Tuner.SHARED_MEMORY
-                    : Tuner.NETWORK, collNet != null, !allOnOneHost() && ranksEquallyFarApart(), oversubscription());
+                    : Tuner.NETWORK, collNet != null, !allOnOneHost() && (ranksEquallyFarApart() || hostBlock > 1),
+                    oversubscription(), hostBlock);
             this.ring = new OperationBuilder.Ring(rank, nranks, ringSend, ringRecv, channels, stepBytes,
                     !allOnOneHost());
             this.proxy = new Proxy("jccl-proxy-r" + rank, made, IdleStrategy.of(config.proxyIdle()),
@@ -664,7 +668,7 @@ public final class Communicator implements AutoCloseable {
             if (links != null) {
                 return links;
             }
-            int[] partners = OperationBuilder.HalvingDoublingLinks.partners(nranks, rank);
+            int[] partners = OperationBuilder.HalvingDoublingLinks.partners(nranks, rank, hostBlock);
             int dev = channelDevices[channel % channelDevices.length];
             List<ConnectionSetup.Request> requests = new ArrayList<>();
             for (int p : partners) {
@@ -687,10 +691,11 @@ public final class Communicator implements AutoCloseable {
                 }
             }
             proxy.addConnections(made);
-            links = new OperationBuilder.HalvingDoublingLinks(to, from);
+            links = new OperationBuilder.HalvingDoublingLinks(
+                    OperationBuilder.HalvingDoublingLinks.position(nranks, rank, hostBlock), to, from);
             halvingDoublingLinks.put(channel, links);
-            log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling channel %d to partners %s", rank, channel,
-                    Arrays.toString(partners));
+            log.info(LogSubsystem.INIT, "rank %d: connected halving-doubling channel %d to partners %s%s", rank, channel,
+                    Arrays.toString(partners), hostBlock > 1 ? " (inside its host of " + hostBlock + " ranks first)" : "");
             return links;
         }
     }
@@ -726,6 +731,30 @@ public final class Communicator implements AutoCloseable {
     private boolean ranksEquallyFarApart() {
         Set<String> hosts = new HashSet<>(Arrays.asList(hostIds));
         return hosts.size() == 1 || hosts.size() == nranks;
+    }
+
+    /**
+     * @return {@code p} where the hosts hold equal, contiguous blocks of {@code p} ranks (rank
+     *         {@code r} on the {@code r / p}th host), {@code p} and the number of hosts both powers
+     *         of two above 1, as launchers place ranks; else 1. Halving-doubling then pairs ranks
+     *         inside a host first, and crosses hosts only in its last rounds. The same on every
+     *         rank: all know every rank's host.
+     */
+    private int hostBlock() {
+        int p = 1;
+        while (p < nranks && hostIds[p].equals(hostIds[0])) {
+            p++;
+        }
+        if (p == 1 || p == nranks || Integer.bitCount(p) != 1 || Integer.bitCount(nranks) != 1) {
+            return 1;
+        }
+        Set<String> hosts = new HashSet<>();
+        for (int r = 0; r < nranks; r++) {
+            if (!hostIds[r].equals(hostIds[r / p * p]) || (r % p == 0 && !hosts.add(hostIds[r]))) {
+                return 1;
+            }
+        }
+        return p;
     }
 
     /**

@@ -36,6 +36,13 @@ class HalvingDoublingCollectiveTest {
     static final LocalRanks[] RANKS = new LocalRanks[RANK_COUNTS.length];
     /** Not a power of two: the tuner cannot give it halving-doubling and falls back to rings. */
     static LocalRanks threeRanks;
+    /**
+     * Ranks in blocks per host, shared memory inside a host and the network between: 2 hosts of
+     * 2, 4 hosts of 2, 2 hosts of 4. Halving-doubling pairs inside a host first there.
+     */
+    static final int[][] HOST_LAYOUTS = {{2, 2}, {4, 2}, {2, 4}};
+    static final LocalRanks[] ON_HOSTS = new LocalRanks[HOST_LAYOUTS.length];
+    static final DataType[] HOST_TYPES = {DataType.INT32, DataType.BFLOAT16, DataType.FLOAT64};
 
     @BeforeAll
     static void startCommunicators() {
@@ -45,6 +52,14 @@ class HalvingDoublingCollectiveTest {
             RANKS[i] = new LocalRanks(RANK_COUNTS[i], halvingDoubling);
         }
         threeRanks = new LocalRanks(3, halvingDoubling);
+        for (int i = 0; i < HOST_LAYOUTS.length; i++) {
+            int perHost = HOST_LAYOUTS[i][1];
+            int n = HOST_LAYOUTS[i][0] * perHost;
+            String layout = "hd-" + HOST_LAYOUTS[i][0] + "x" + perHost + "-host-";
+            ON_HOSTS[i] = new LocalRanks(n, n, UniqueId.create(Duration.ofSeconds(30)), rank -> DataPath.SHARED_MEMORY
+                    .config().channels(2).bufferSize(8 << 10).lowLatencyBytes(0).algorithms("HalvingDoubling")
+                    .hostId(layout + rank / perHost).timeout(Duration.ofSeconds(30)).build());
+        }
     }
 
     @AfterAll
@@ -56,6 +71,11 @@ class HalvingDoublingCollectiveTest {
         }
         if (threeRanks != null) {
             threeRanks.close();
+        }
+        for (LocalRanks r : ON_HOSTS) {
+            if (r != null) {
+                r.close();
+            }
         }
     }
 
@@ -73,6 +93,31 @@ class HalvingDoublingCollectiveTest {
             byRanks.add(DynamicContainer.dynamicContainer(ranks.n + " ranks", cases));
         }
         return byRanks;
+    }
+
+    /**
+     * Hosts of 2 and 4 ranks: the rounds inside a host (shared memory) come first and the ones
+     * between hosts last, each rank at its bit-reversed place in the task's order; a place that
+     * did not match its partners' would pair the wrong blocks and the results would be wrong.
+     */
+    @TestFactory
+    List<DynamicNode> allReduceWithRanksInBlocksPerHost() {
+        List<DynamicNode> byLayout = new ArrayList<>();
+        for (int i = 0; i < ON_HOSTS.length; i++) {
+            LocalRanks ranks = ON_HOSTS[i];
+            List<DynamicNode> cases = new ArrayList<>();
+            for (DataType type : HOST_TYPES) {
+                for (ReduceOp op : ReduceOp.values()) {
+                    cases.add(DynamicTest.dynamicTest(type.testsName() + " " + op.testsName(),
+                            () -> check(ranks, type, op)));
+                }
+            }
+            cases.add(DynamicTest.dynamicTest("carried by halving-doubling", () -> assertEquals(
+                    List.of("HalvingDoubling"), ranks.run(rank -> sumOfRanks(ranks, rank)).stream().distinct().toList())));
+            byLayout.add(DynamicContainer.dynamicContainer(HOST_LAYOUTS[i][0] + " hosts of " + HOST_LAYOUTS[i][1] + " ranks",
+                    cases));
+        }
+        return byLayout;
     }
 
     /** The calls above ran by halving-doubling: the communicator says so, and sums come out right. */

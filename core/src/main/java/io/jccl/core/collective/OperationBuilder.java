@@ -62,15 +62,38 @@ public final class OperationBuilder {
      * @param recv the connections from the same partners
      *             (all with the ring's slot size, so a message is one slot on either side)
      */
-    public record HalvingDoublingLinks(SendConnection[] send, RecvConnection[] recv) {
+    public record HalvingDoublingLinks(int position, SendConnection[] send, RecvConnection[] recv) {
         /** @return the partner of each round of the reduce-scatter of {@code rank} among {@code n} */
         public static int[] partners(int n, int rank) {
+            return partners(n, rank, 1);
+        }
+
+        /**
+         * @param ranksPerHost where above 1, the hosts hold blocks of that many ranks (rank
+         *                     {@code r} on host {@code r / ranksPerHost}, a power of two): the rounds
+         *                     then pair partners at distance 1, 2, 4, ... instead of n/2, n/4, ...,
+         *                     so that the first rounds, which move the most, stay inside a host
+         *                     (shared memory) and only the last ones, with the least, cross hosts
+         * @return the partner of each round of the reduce-scatter of {@code rank} among {@code n}
+         */
+        public static int[] partners(int n, int rank, int ranksPerHost) {
             int rounds = Integer.numberOfTrailingZeros(n);
             int[] partners = new int[rounds];
             for (int r = 0; r < rounds; r++) {
-                partners[r] = rank ^ (n >> (r + 1));
+                partners[r] = rank ^ (ranksPerHost > 1 ? 1 << r : n >> (r + 1));
             }
             return partners;
+        }
+
+        /**
+         * @return the place of {@code rank} in the task's order ({@link HalvingDoublingTask}
+         *         pairs places at distance n/2 first): the rank itself, or with blocks of ranks per
+         *         host its bits reversed, which turns the task's distances n/2, n/4, ... into the
+         *         ranks' 1, 2, ... of {@link #partners(int, int, int)}
+         */
+        public static int position(int n, int rank, int ranksPerHost) {
+            int rounds = Integer.numberOfTrailingZeros(n);
+            return ranksPerHost > 1 && rounds > 0 ? Integer.reverse(rank) >>> (32 - rounds) : rank;
         }
     }
 
@@ -278,7 +301,7 @@ public final class OperationBuilder {
                     }
                     HalvingDoublingLinks links = halvingDoubling.links(c);
                     long slice = Math.max(align, links.send()[0].slotBytes() / type.size() / align * align);
-                    lane(HALVING_DOUBLING_LANE - c).add(new HalvingDoublingTask(n, ring.rank(), links.send(),
+                    lane(HALVING_DOUBLING_LANE - c).add(new HalvingDoublingTask(n, links.position(), links.send(),
                             links.recv(), kernel, type, op, in, out, base, share, slice, "allReduce"));
                 }
             }

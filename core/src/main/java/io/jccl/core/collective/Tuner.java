@@ -72,6 +72,7 @@ public final class Tuner {
     private final boolean collNet;
     private final boolean halvingDoubling;
     private final double oversubscription;
+    private final int ranksPerHost;
 
     /**
      * CollNet's hops: a rank's data goes to its host's head, to the aggregator, back, and to the
@@ -115,6 +116,20 @@ public final class Tuner {
      */
     public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet, boolean halvingDoubling,
                  double oversubscription) {
+        this(nranks, allowed, costs, collNet, halvingDoubling, oversubscription, 1);
+    }
+
+    /**
+     * @param ranksPerHost where above 1, the hosts hold equal blocks of that many ranks and
+     *                     halving-doubling pairs inside a host first
+     *                     ({@link OperationBuilder.HalvingDoublingLinks#partners(int, int, int)}):
+     *                     only its last rounds, which move the least, cross hosts, so that a rank
+     *                     sends {@code 2(h-1)/h} of the buffer between hosts ({@code h} hosts)
+     *                     where a ring, which crosses hosts on every step, sends {@code 2(n-1)/n}
+     */
+    public Tuner(int nranks, Set<Algorithm> allowed, Costs costs, boolean collNet, boolean halvingDoubling,
+                 double oversubscription, int ranksPerHost) {
+        this.ranksPerHost = Math.max(1, ranksPerHost);
         this.oversubscription = Math.max(1, oversubscription);
         this.halvingDoubling = halvingDoubling;
         this.nranks = nranks;
@@ -206,8 +221,11 @@ public final class Tuner {
             // ranks than cores a round's pairs move while the other ranks wait for a core, where
             // a ring's step needs the ranks it passes through to run in turn: its latency counts
             // 1/oversubscription (and the ring's steps count more, below).
+            // With blocks of ranks per host only the bytes of the rounds between hosts count:
+            // those inside a host go through shared memory.
             int rounds = 2 * Integer.numberOfTrailingZeros(Integer.highestOneBit(Math.max(1, n)));
-            return rounds * costs.treeHopMicrosPerRank() * n / oversubscription + bytes * 2.0 * (n - 1) / n
+            int hosts = Math.max(1, n / ranksPerHost);
+            return rounds * costs.treeHopMicrosPerRank() * n / oversubscription + bytes * 2.0 * (hosts - 1) / hosts
                     / (costs.bandwidth(n) * HALVING_DOUBLING_EFFICIENCY);
         }
         if (algorithm == Algorithm.TREE) {

@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 import java.util.EnumSet;
 import java.util.Set;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -166,5 +167,55 @@ class TunerTest {
                     new Tuner(3, ALL, Tuner.NETWORK, false, false, 3).choose(Tuner.Collective.ALL_REDUCE, bytes),
                     bytes + " B on 3 ranks");
         }
+    }
+
+    /**
+     * Ranks in blocks per host: halving-doubling pairs inside a host first, and sends
+     * {@code 2(h-1)/h} of the buffer between {@code h} hosts where the ring sends {@code 2(n-1)/n}
+     * (2 hosts of 2: half against three quarters, each way), so it takes all-reduces of every size
+     * there; with as many hosts as ranks the model is the flat one.
+     */
+    @Test
+    void halvingDoublingTakesEverySizeWhereHostsHoldBlocksOfRanks() {
+        Tuner twoOfTwo = new Tuner(4, ALL, Tuner.NETWORK, false, true, 1, 2);
+        for (long bytes = 1; bytes <= 1L << 32; bytes *= 4) {
+            assertEquals(Algorithm.HALVING_DOUBLING, twoOfTwo.choose(Tuner.Collective.ALL_REDUCE, bytes), bytes + " B");
+        }
+        assertTrue(twoOfTwo.predictMicros(Algorithm.HALVING_DOUBLING, Tuner.Collective.ALL_REDUCE, 64 << 20)
+                < new Tuner(4, ALL, Tuner.NETWORK, false, true, 1, 1)
+                .predictMicros(Algorithm.HALVING_DOUBLING, Tuner.Collective.ALL_REDUCE, 64 << 20));
+        Tuner flat = new Tuner(4, ALL, Tuner.NETWORK, false, true, 1);
+        for (long bytes = 1; bytes <= 1L << 32; bytes *= 4) {
+            assertEquals(flat.choose(Tuner.Collective.ALL_REDUCE, bytes),
+                    new Tuner(4, ALL, Tuner.NETWORK, false, true, 1, 1).choose(Tuner.Collective.ALL_REDUCE, bytes), bytes + " B");
+        }
+        assertEquals(Algorithm.RING, new Tuner(4, ALL, Tuner.NETWORK, false, true, 1, 2)
+                .choose(Tuner.Collective.ALL_GATHER, 1 << 20), "only all-reduce has halving-doubling");
+    }
+
+    /**
+     * The partners of blocks per host: distance 1, 2, 4 (inside a host of 2 first, then across),
+     * each rank at its bits reversed in the task's order, so that the task's own distances n/2,
+     * n/4, ... between places are the ranks' 1, 2, ...; without blocks, the flat order.
+     */
+    @Test
+    void halvingDoublingInBlocksPerHostPairsInsideAHostFirst() {
+        assertArrayEquals(new int[] {4, 7, 1}, OperationBuilder.HalvingDoublingLinks.partners(8, 5, 2));
+        assertArrayEquals(new int[] {1, 7, 4}, OperationBuilder.HalvingDoublingLinks.partners(8, 5, 1));
+        assertArrayEquals(new int[] {1, 7, 4}, OperationBuilder.HalvingDoublingLinks.partners(8, 5));
+        for (int n : new int[] {4, 8, 16}) {
+            int rounds = Integer.numberOfTrailingZeros(n);
+            for (int rank = 0; rank < n; rank++) {
+                int place = OperationBuilder.HalvingDoublingLinks.position(n, rank, 2);
+                int[] partners = OperationBuilder.HalvingDoublingLinks.partners(n, rank, 2);
+                for (int r = 0; r < rounds; r++) {
+                    int partnersPlace = OperationBuilder.HalvingDoublingLinks.position(n, partners[r], 2);
+                    assertEquals(place ^ (n >> (r + 1)), partnersPlace, n + " ranks, rank " + rank + ", round " + r);
+                }
+                assertEquals(rank, OperationBuilder.HalvingDoublingLinks.position(n, rank, 1));
+            }
+        }
+        assertEquals(1, OperationBuilder.HalvingDoublingLinks.position(4, 2, 2));
+        assertEquals(2, OperationBuilder.HalvingDoublingLinks.position(4, 1, 2));
     }
 }
