@@ -156,7 +156,7 @@ public final class Communicator implements AutoCloseable {
     /** The halving-doubling connections made so far, by channel (guarded by {@link #trees}). */
     private final Map<Integer, OperationBuilder.HalvingDoublingLinks> halvingDoublingLinks = new HashMap<>();
     /** Ranks per host where the hosts hold equal power-of-two blocks of ranks, else 1 ({@link #hostBlock()}). */
-    private int hostBlock = 1;
+    private final int hostBlock;
     /** Every rank's host id; ranks with this rank's id are reached through shared memory. */
     private final String[] hostIds;
     /** Each rank's {@code availableProcessors} (a CPU quota counts), from the bootstrap. */

@@ -57,17 +57,13 @@ public final class OperationBuilder {
     }
 
     /**
+     * @param position this rank's place in {@link HalvingDoublingTask}'s order ({@link #position})
      * @param send per round of the reduce-scatter, the connection to that round's partner
-     *             ({@code rank ^ (n >> (round + 1))})
+     *             ({@link #partners(int, int, int)})
      * @param recv the connections from the same partners
      *             (all with the ring's slot size, so a message is one slot on either side)
      */
     public record HalvingDoublingLinks(int position, SendConnection[] send, RecvConnection[] recv) {
-        /** @return the partner of each round of the reduce-scatter of {@code rank} among {@code n} */
-        public static int[] partners(int n, int rank) {
-            return partners(n, rank, 1);
-        }
-
         /**
          * @param ranksPerHost where above 1, the hosts hold blocks of that many ranks (rank
          *                     {@code r} on host {@code r / ranksPerHost}, a power of two): the rounds

@@ -202,7 +202,6 @@ class TunerTest {
     void halvingDoublingInBlocksPerHostPairsInsideAHostFirst() {
         assertArrayEquals(new int[] {4, 7, 1}, OperationBuilder.HalvingDoublingLinks.partners(8, 5, 2));
         assertArrayEquals(new int[] {1, 7, 4}, OperationBuilder.HalvingDoublingLinks.partners(8, 5, 1));
-        assertArrayEquals(new int[] {1, 7, 4}, OperationBuilder.HalvingDoublingLinks.partners(8, 5));
         for (int n : new int[] {4, 8, 16}) {
             int rounds = Integer.numberOfTrailingZeros(n);
             for (int rank = 0; rank < n; rank++) {
