@@ -1,5 +1,6 @@
 package io.jccl.bench;
 
+import io.jccl.core.kernel.HalfFloats;
 import io.jccl.core.kernel.HostKernels;
 import io.jccl.core.kernel.HostReductionKernel;
 import io.jccl.core.kernel.ReductionKernel;
@@ -53,9 +54,30 @@ public class ReductionBenchmark {
         a = arena.allocate(bytes, 64);
         b = arena.allocate(bytes, 64);
         d = arena.allocate(bytes, 64);
-        for (long i = 0; i < bytes; i++) {
-            a.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 7));
-            b.set(java.lang.foreign.ValueLayout.JAVA_BYTE, i, (byte) (i * 13 + 1));
+        java.util.Random random = new java.util.Random(7);
+        for (long i = 0; i < count; i++) {
+            fill(a, i, random.nextGaussian());
+            fill(b, i, random.nextGaussian());
+        }
+    }
+
+    /**
+     * Element {@code i}: for the floating-point types a value of the kind a gradient holds (normal
+     * numbers, no NaN: the float16 kernel hands a step with a NaN result to the scalar kernel), for
+     * the integer types bits that vary from element to element.
+     */
+    private void fill(MemorySegment s, long i, double gaussian) {
+        long o = i * dataType.size();
+        switch (dataType) {
+            case FLOAT64 -> s.set(java.lang.foreign.ValueLayout.JAVA_DOUBLE, o, gaussian);
+            case FLOAT32 -> s.set(java.lang.foreign.ValueLayout.JAVA_FLOAT, o, (float) gaussian);
+            case FLOAT16 -> s.set(java.lang.foreign.ValueLayout.JAVA_SHORT, o, HalfFloats.toFloat16((float) gaussian));
+            case BFLOAT16 -> s.set(java.lang.foreign.ValueLayout.JAVA_SHORT, o, HalfFloats.toBfloat16((float) gaussian));
+            default -> {
+                for (int k = 0; k < dataType.size(); k++) {
+                    s.set(java.lang.foreign.ValueLayout.JAVA_BYTE, o + k, (byte) ((o + k) * 7 + (long) (gaussian * 64)));
+                }
+            }
         }
     }
 

@@ -178,7 +178,7 @@ final class BenchCommand {
                     + "the bytes moved: 3 per element byte for a reduction (two reads, a write), 2 for a copy.",
                     "Each figure is JMH's mean over its measurement iterations, in a forked JVM."})
     static final class Reductions implements Callable<Integer> {
-        @Option(names = "--types", split = ",", defaultValue = "int8,int32,float32,float64,bfloat16",
+        @Option(names = "--types", split = ",", defaultValue = "int8,int32,float32,float64,float16,bfloat16",
                 description = "Types (default: ${DEFAULT-VALUE}).")
         List<String> types;
 
