@@ -40,7 +40,7 @@ final class VectorReductionKernel implements ReductionKernel {
     private static final VectorSpecies<Long> LONGS = LongVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_PREFERRED;
-    /** 16-bit floats widened to float lanes: as many shorts as a register has ints, in half its width. */
+    /** bfloat16 widened to float lanes: as many shorts as a register has ints, in half its width. */
     private static final VectorSpecies<Short> HALF_SHORTS =
             VectorSpecies.of(short.class, VectorShape.forBitSize(INTS.vectorBitSize() / 2));
 
@@ -483,8 +483,9 @@ final class VectorReductionKernel implements ReductionKernel {
     /**
      * binary16 bits (the low 16 of each lane; the rest is ignored) as floats, exactly: exponent and
      * significand moved into a float's places and scaled by 2^112, the difference of the two
-     * formats' exponent biases (exact for normal and subnormal numbers and zero); infinity and NaN
-     * with the float's all-ones exponent.
+     * formats' exponent biases (exact for normal and subnormal numbers and zero; a subnormal is a
+     * float subnormal before the scaling, which costs x86 a microcode assist, so inputs full of them
+     * run slower); infinity and NaN with the float's all-ones exponent.
      */
     private static FloatVector float16(IntVector half) {
         IntVector magnitude = half.and(F16_MAGNITUDE);
