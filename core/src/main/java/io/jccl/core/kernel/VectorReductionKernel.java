@@ -60,7 +60,11 @@ final class VectorReductionKernel implements ReductionKernel {
     private static final IntVector F16_QUIET_NAN = IntVector.broadcast(INTS, 0x7e00);
     /** Bytes of each input a binary16 pass covers before the other: its blocks stay in the first caches. */
     private static final long F16_BLOCK_BYTES = 8192;
-    private static final FloatVector TWO_TO_112 = FloatVector.broadcast(FLOATS, 0x1p112f);
+    /** Float exponent bias less binary16's (127 - 15), in the exponent field; one exponent step. */
+    private static final IntVector REBIAS = IntVector.broadcast(INTS, 0x38000000);
+    private static final IntVector ONE_EXPONENT = IntVector.broadcast(INTS, 0x00800000);
+    private static final FloatVector TWO_TO_MINUS_14 = FloatVector.broadcast(FLOATS, 0x1p-14f);
+    private static final IntVector F16_MIN_NORMAL = IntVector.broadcast(INTS, 0x0400);
     private static final IntVector FLOAT_SIGN = IntVector.broadcast(INTS, 0x80000000);
     /** The float of binary16's smallest normal (2^-14) and of 65536, where it overflows. */
     private static final IntVector F16_NORMAL_FLOOR = IntVector.broadcast(INTS, 0x38800000);
@@ -481,17 +485,19 @@ final class VectorReductionKernel implements ReductionKernel {
     }
 
     /**
-     * binary16 bits (the low 16 of each lane; the rest is ignored) as floats, exactly: exponent and
-     * significand moved into a float's places and scaled by 2^112, the difference of the two
-     * formats' exponent biases (exact for normal and subnormal numbers and zero; a subnormal is a
-     * float subnormal before the scaling, which costs x86 a microcode assist, so inputs full of them
-     * run slower); infinity and NaN with the float's all-ones exponent.
+     * binary16 bits (the low 16 of each lane; the rest is ignored) as floats, exactly: a normal
+     * number by moving its exponent and significand into a float's places and rebiasing the
+     * exponent; a subnormal one, m times 2^-24, as the normal float 2^-14 + m 2^-24 less 2^-14
+     * (exact, and no float subnormal, which would cost x86 a microcode assist); infinity and NaN
+     * with the float's all-ones exponent.
      */
     private static FloatVector float16(IntVector half) {
         IntVector magnitude = half.and(F16_MAGNITUDE);
         IntVector moved = magnitude.lanewise(VectorOperators.LSHL, 13);
-        return moved.reinterpretAsFloats().mul(TWO_TO_112).reinterpretAsInts()
-                .blend(moved.or(FLOAT_INFINITY), magnitude.compare(VectorOperators.GE, F16_INFINITY))
+        IntVector normal = moved.add(REBIAS);
+        IntVector subnormal = normal.add(ONE_EXPONENT).reinterpretAsFloats().sub(TWO_TO_MINUS_14).reinterpretAsInts();
+        return normal.blend(moved.or(FLOAT_INFINITY), magnitude.compare(VectorOperators.GE, F16_INFINITY))
+                .blend(subnormal, magnitude.compare(VectorOperators.LT, F16_MIN_NORMAL))
                 .or(half.lanewise(VectorOperators.LSHL, 16).and(FLOAT_SIGN)).reinterpretAsFloats();
     }
 
