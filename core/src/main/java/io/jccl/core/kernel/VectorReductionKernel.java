@@ -63,16 +63,16 @@ final class VectorReductionKernel implements ReductionKernel {
     /** Float exponent bias less binary16's (127 - 15), in the exponent field; one exponent step. */
     private static final IntVector REBIAS = IntVector.broadcast(INTS, 0x38000000);
     private static final IntVector ONE_EXPONENT = IntVector.broadcast(INTS, 0x00800000);
-    private static final FloatVector TWO_TO_MINUS_14 = FloatVector.broadcast(FLOATS, 0x1p-14f);
     private static final IntVector F16_MIN_NORMAL = IntVector.broadcast(INTS, 0x0400);
     private static final IntVector FLOAT_SIGN = IntVector.broadcast(INTS, 0x80000000);
     /** The float of binary16's smallest normal (2^-14) and of 65536, where it overflows. */
     private static final IntVector F16_NORMAL_FLOOR = IntVector.broadcast(INTS, 0x38800000);
+    private static final FloatVector TWO_TO_MINUS_14 = F16_NORMAL_FLOOR.reinterpretAsFloats();
     private static final IntVector F16_OVERFLOW = IntVector.broadcast(INTS, 0x47800000);
     /** Less the rebias, plus the rounding of 13 dropped bits to nearest (less one: odd adds it). */
     private static final IntVector F16_ROUND = IntVector.broadcast(INTS, 0xc8000fff);
     private static final FloatVector HALF = FloatVector.broadcast(FLOATS, 0.5f);
-    private static final IntVector HALF_BITS = IntVector.broadcast(INTS, 0x3f000000);
+    private static final IntVector HALF_BITS = HALF.reinterpretAsInts();
 
     private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
 

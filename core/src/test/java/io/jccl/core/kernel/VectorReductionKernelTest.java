@@ -58,14 +58,18 @@ class VectorReductionKernelTest {
                             MemorySegment actual = arena.allocate(Math.max(1, bytes));
                             scalar.reduce(type, op, a, 0, b, 0, expected, 0, count);
                             vector.reduce(type, op, a, 0, b, 0, actual, 0, count);
-                            canonicalNaNs(expected.asSlice(0, bytes), type, op);
-                            canonicalNaNs(actual.asSlice(0, bytes), type, op);
+                            if (type == DataType.FLOAT16) { // bfloat16's NaN bits (no NaN input here) are exact
+                                canonicalNaNs(expected.asSlice(0, bytes), type, op);
+                                canonicalNaNs(actual.asSlice(0, bytes), type, op);
+                            }
                             assertEquals(-1, expected.asSlice(0, bytes).mismatch(actual.asSlice(0, bytes)),
                                     type + " " + op + " count " + count + " shift " + shift);
                             MemorySegment before = arena.allocate(Math.max(1, bytes));
                             MemorySegment.copy(a, 0, before, 0, bytes);
                             vector.reduce(type, op, a, 0, b, 0, a, 0, count); // in place
-                            canonicalNaNs(a, type, op);
+                            if (type == DataType.FLOAT16) {
+                                canonicalNaNs(a, type, op);
+                            }
                             long at = expected.asSlice(0, bytes).mismatch(a);
                             assertEquals(-1, at, type + " " + op + " in place, count " + count
                                     + (at < 0 ? "" : describe(type, at, before, b, expected, a)));
@@ -119,8 +123,8 @@ class VectorReductionKernelTest {
 
     /**
      * Every NaN of a 16-bit sum or product made one NaN: which NaN bits such a result has is not
-     * one rule in Java (the scalar kernel's own differ between the interpreter and the JIT's
-     * intrinsic, and in which operand's payload a float operation keeps), only that it is a NaN.
+     * one rule in Java (float16's scalar conversion differs between the interpreter and the JIT's
+     * intrinsic; with two NaN inputs, which payload a float operation keeps), only that it is a NaN.
      */
     private static void canonicalNaNs(MemorySegment s, DataType type, ReduceOp op) {
         if ((type != DataType.FLOAT16 && type != DataType.BFLOAT16) || (op != ReduceOp.SUM && op != ReduceOp.PROD)) {
