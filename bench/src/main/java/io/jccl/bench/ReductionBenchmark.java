@@ -24,7 +24,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * JMH: the host reduction kernels ({@code d = a + b}) against a plain copy of the same bytes
  * ({@code MemorySegment.copy}), in one run: {@code copy} (the baseline), {@code vector} (the kernel
- * {@link HostKernels} picks; the Vector API where the JVM has it) and {@code scalar}. Run through
+ * {@link HostKernels} picks; the Vector API where the JVM has it, native code for float16 and
+ * bfloat16 where the CPU has AVX2 and F16C), {@code java} (that kernel without native code) and
+ * {@code scalar}. Run through
  * {@code bin/jccl bench reductions}, which prints the ratios.
  */
 @State(Scope.Thread)
@@ -44,6 +46,7 @@ public class ReductionBenchmark {
     private DataType dataType;
     private long count;
     private final ReductionKernel best = HostKernels.best();
+    private final ReductionKernel inJava = HostKernels.inJava();
     private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
 
     @Setup(Level.Trial)
@@ -95,6 +98,12 @@ public class ReductionBenchmark {
     @Benchmark
     public void vector() {
         best.reduce(dataType, ReduceOp.SUM, a, 0, b, 0, d, 0, count);
+    }
+
+    /** The kernel without native code (float16 and bfloat16 differ from {@code vector} where that has it). */
+    @Benchmark
+    public void java() {
+        inJava.reduce(dataType, ReduceOp.SUM, a, 0, b, 0, d, 0, count);
     }
 
     @Benchmark

@@ -173,8 +173,9 @@ final class BenchCommand {
 
     /** {@code jccl bench reductions}: the host reduction kernels against a memory copy, under JMH. */
     @Command(name = "reductions", mixinStandardHelpOptions = true,
-            description = {"JMH: the host reduction kernel JCCL uses (the Vector API where the JVM has it) and the "
-                    + "scalar one, d = a + b, against MemorySegment.copy of the same bytes, same run. Bandwidth counts "
+            description = {"JMH: the host reduction kernel JCCL uses (the Vector API where the JVM has it; native "
+                    + "code for float16 and bfloat16 where the CPU has AVX2 and F16C), that kernel without native code "
+                    + "(Java), and the scalar one, d = a + b, against MemorySegment.copy of the same bytes, same run. Bandwidth counts "
                     + "the bytes moved: 3 per element byte for a reduction (two reads, a write), 2 for a copy.",
                     "Each figure is JMH's mean over its measurement iterations, in a forked JVM."})
     static final class Reductions implements Callable<Integer> {
@@ -218,22 +219,24 @@ final class BenchCommand {
                 int column = switch (method) {
                     case "copy" -> 0;
                     case "vector" -> 1;
-                    default -> 2;
+                    case "java" -> 2;
+                    default -> 3;
                 };
-                micros.computeIfAbsent(String.format(Locale.ROOT, "%-9s %12s", type, bytes), k -> new double[3])[column] =
+                micros.computeIfAbsent(String.format(Locale.ROOT, "%-9s %12s", type, bytes), k -> new double[4])[column] =
                         r.getPrimaryResult().getScore();
             }
             out.println("# host reduction kernel: " + io.jccl.core.kernel.HostKernels.describe()
                     + " (in the forked JVM: --add-modules jdk.incubator.vector)");
-            out.printf(Locale.ROOT, "# %-9s %12s %10s %12s %7s %12s %7s%n", "type", "bytes", "copy GB/s",
-                    "kernel GB/s", "ratio", "scalar GB/s", "ratio");
+            out.printf(Locale.ROOT, "# %-9s %12s %10s %12s %7s %12s %7s %12s %7s%n", "type", "bytes", "copy GB/s",
+                    "kernel GB/s", "ratio", "Java GB/s", "ratio", "scalar GB/s", "ratio");
             for (java.util.Map.Entry<String, double[]> e : micros.entrySet()) {
                 long bytes = Long.parseLong(e.getKey().substring(10).trim());
                 double copy = 2.0 * bytes / (e.getValue()[0] * 1e3);
                 double kernel = 3.0 * bytes / (e.getValue()[1] * 1e3);
-                double scalar = 3.0 * bytes / (e.getValue()[2] * 1e3);
-                out.printf(Locale.ROOT, "  %s %10.2f %12.2f %7.2f %12.2f %7.2f%n", e.getKey(), copy, kernel,
-                        kernel / copy, scalar, scalar / copy);
+                double java = 3.0 * bytes / (e.getValue()[2] * 1e3);
+                double scalar = 3.0 * bytes / (e.getValue()[3] * 1e3);
+                out.printf(Locale.ROOT, "  %s %10.2f %12.2f %7.2f %12.2f %7.2f %12.2f %7.2f%n", e.getKey(), copy, kernel,
+                        kernel / copy, java, java / copy, scalar, scalar / copy);
             }
             return 0;
         }

@@ -228,6 +228,13 @@ public final class CoreConfig {
     public static final String JCCL_HOST_KERNEL = "JCCL_HOST_KERNEL";
 
     @EnvVar(defaultValue = "auto",
+            description = "float16 and bfloat16 reductions on the host: auto (native code, libjccl-halffloats.so "
+                    + "with AVX2 and F16C, where it loads and the CPU has them, unless JCCL_HOST_KERNEL=scalar; else "
+                    + "the Java kernel), native (fail without it) or java. The Vector API has no half-precision "
+                    + "conversions: the Java kernels run float16 at a tenth of a memory copy.")
+    public static final String JCCL_HOST_HALF_FLOATS = "JCCL_HOST_HALF_FLOATS";
+
+    @EnvVar(defaultValue = "auto",
             description = "Copies of host memory from 32 KiB: auto (the C library's memmove where it links, else "
                     + "MemorySegment.copy), libc (fail without memmove) or java (always MemorySegment.copy). "
                     + "memmove writes whole cache lines without reading them first, which copies into and out of "

@@ -8,10 +8,13 @@ import java.util.Locale;
  * Picks the host reduction kernel once per process, as Apache Lucene picks its vector code: the
  * Vector API kernel where the JVM has module {@code jdk.incubator.vector} (started with
  * {@code --add-modules jdk.incubator.vector}; {@code bin/jccl} does), else the scalar one.
- * {@code JCCL_HOST_KERNEL=scalar} forces the scalar kernel (a baseline, or a suspect JIT).
+ * {@code JCCL_HOST_KERNEL=scalar} forces the scalar kernel (a baseline, or a suspect JIT). float16
+ * and bfloat16 go to native code where it runs ({@link HalfFloatKernel}, {@code JCCL_HOST_HALF_FLOATS}).
  */
 public final class HostKernels {
     private static final ReductionKernel BEST;
+    /** BEST without native code: what the JVM alone gives (a benchmark's baseline). */
+    private static final ReductionKernel IN_JAVA;
     private static final String DESCRIPTION;
     /** A bad JCCL_HOST_KERNEL, reported by {@link #best()} each time rather than failing class initialisation. */
     private static final String PROBLEM;
@@ -37,6 +40,23 @@ public final class HostKernels {
                 description = "scalar (the Vector API did not link: " + e + ")";
             }
         }
+        IN_JAVA = kernel;
+        String half = System.getenv(CoreConfig.JCCL_HOST_HALF_FLOATS);
+        half = half == null || half.isBlank() ? "auto" : half.trim().toLowerCase(Locale.ROOT);
+        if (problem != null) {
+            // reported as it is
+        } else if (!half.equals("auto") && !half.equals("native") && !half.equals("java")) {
+            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, java";
+        } else if (half.equals("native") && !HalfFloatKernel.isAvailable()) {
+            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=native, but " + HalfFloatKernel.unavailabilityCause();
+        } else if (half.equals("native") || half.equals("auto") && !wanted.equals("scalar")) {
+            if (HalfFloatKernel.isAvailable()) {
+                kernel = new HalfFloatKernel(kernel);
+                description += "; float16 and bfloat16 native (AVX2, F16C)";
+            } else {
+                description += "; float16 and bfloat16 in Java (" + HalfFloatKernel.unavailabilityCause() + ")";
+            }
+        }
         BEST = kernel;
         DESCRIPTION = description;
         PROBLEM = problem;
@@ -47,7 +67,8 @@ public final class HostKernels {
 
     /**
      * @return the host kernel this process uses
-     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL} or {@code JCCL_HOST_COPY} asks for what cannot be had
+     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL}, {@code JCCL_HOST_HALF_FLOATS} or
+     *         {@code JCCL_HOST_COPY} asks for what cannot be had
      */
     public static ReductionKernel best() {
         if (PROBLEM != null) {
@@ -55,6 +76,11 @@ public final class HostKernels {
         }
         HostCopy.check();
         return BEST;
+    }
+
+    /** @return the kernel this process would use without native code (the Vector API or scalar one), a baseline */
+    public static ReductionKernel inJava() {
+        return IN_JAVA;
     }
 
     /** @return which kernel that is, and why, for logs and benchmark headers */

@@ -1,0 +1,163 @@
+/*
+ * libjccl-halffloats.so: the host reduction kernel of the two 16-bit floating-point types (IEEE
+ * binary16 "float16" and bfloat16), called by io.jccl.core.kernel.HalfFloatKernel through FFM.
+ *
+ * Why native: JDK 25's Vector API has no half-precision lanes nor conversions, so a Java kernel
+ * widens and rounds with a dozen integer operations each way (VectorReductionKernel: float16 at
+ * 0.07x to 0.14x of a copy). x86's F16C converts eight binary16 values to floats, or back with
+ * rounding to nearest even, in one instruction each. bfloat16 needs no conversion instruction:
+ * it is the top half of a float, and AVX2's integer lanes round it.
+ *
+ * Results equal the scalar Java kernel (HostReductionKernel) bit for bit, NaN payloads of sums and
+ * products aside (Java leaves those unspecified): arithmetic goes through float, which has more
+ * than twice the 16-bit formats' significand bits plus two, so rounding to float and then to the
+ * 16-bit format rounds each +, x correctly; max and min return an input's bits as Java's
+ * `x >= y || isNaN(x) ? x : y` does (min: <=).
+ *
+ * Element counts are multiples of 16 (one 256-bit register of 16-bit values); the caller does the
+ * tail. Any alignment; dst may be a or b (in place), each 32-byte block being read before it is
+ * written. The library loads on any x86-64; jccl_half_floats_supported() says whether this CPU has
+ * AVX2 and F16C, and nothing else may be called where it returns 0.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define TARGET __attribute__((target("avx2,f16c")))
+#define INLINE static inline __attribute__((always_inline)) TARGET
+
+enum op { SUM = 0, PROD = 1, MAX = 2, MIN = 3 };
+
+EXPORT int jccl_half_floats_supported(void) {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+}
+
+/* float16 sum and product: widen with F16C, combine, round back with F16C (to nearest even). */
+INLINE void float16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+    for (size_t i = 0; i < n; i += 16) {
+        __m256 x0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (a + i)));
+        __m256 x1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (a + i + 8)));
+        __m256 y0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (b + i)));
+        __m256 y1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (b + i + 8)));
+        __m256 r0 = op == SUM ? _mm256_add_ps(x0, y0) : _mm256_mul_ps(x0, y0);
+        __m256 r1 = op == SUM ? _mm256_add_ps(x1, y1) : _mm256_mul_ps(x1, y1);
+        _mm_storeu_si128((__m128i *) (d + i), _mm256_cvtps_ph(r0, _MM_FROUND_TO_NEAREST_INT));
+        _mm_storeu_si128((__m128i *) (d + i + 8), _mm256_cvtps_ph(r1, _MM_FROUND_TO_NEAREST_INT));
+    }
+}
+
+/*
+ * Max and min of either type on the bits, no conversion: sign and magnitude made a two's-complement
+ * key order as the values do (both zeros key 0, as -0 == +0 in float). NaN (a magnitude above
+ * infinity's) keys past infinity, so it is decided apart: x wins if it is NaN, y if it is NaN and x
+ * is not.
+ */
+INLINE void pick(enum op op, uint16_t infinity_bits, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+    const __m256i magnitude_bits = _mm256_set1_epi16(0x7fff);
+    const __m256i infinity = _mm256_set1_epi16((short) infinity_bits);
+    for (size_t i = 0; i < n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *) (a + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *) (b + i));
+        __m256i x_magnitude = _mm256_and_si256(x, magnitude_bits);
+        __m256i y_magnitude = _mm256_and_si256(y, magnitude_bits);
+        __m256i x_negative = _mm256_srai_epi16(x, 15);
+        __m256i y_negative = _mm256_srai_epi16(y, 15);
+        __m256i x_key = _mm256_sub_epi16(_mm256_xor_si256(x_magnitude, x_negative), x_negative);
+        __m256i y_key = _mm256_sub_epi16(_mm256_xor_si256(y_magnitude, y_negative), y_negative);
+        /* x >= y fails where y > x; x <= y fails where x > y */
+        __m256i x_loses = op == MAX ? _mm256_cmpgt_epi16(y_key, x_key) : _mm256_cmpgt_epi16(x_key, y_key);
+        __m256i x_nan = _mm256_cmpgt_epi16(x_magnitude, infinity);
+        __m256i y_nan = _mm256_cmpgt_epi16(y_magnitude, infinity);
+        __m256i take_y = _mm256_andnot_si256(x_nan, _mm256_or_si256(x_loses, y_nan));
+        _mm256_storeu_si256((__m256i *) (d + i), _mm256_blendv_epi8(x, y, take_y));
+    }
+}
+
+/*
+ * bfloat16 rounded to nearest even in the high half of each 32-bit lane (the low half is left as
+ * garbage): bits + 0x7fff, plus one where the kept part is odd; a compare, not a shift, finds that
+ * (shifts have one execution port on many x86 cores).
+ */
+INLINE __m256i bfloat16_round_high(__m256 f, __m256i lowest_kept, __m256i half) {
+    __m256i bits = _mm256_castps_si256(f);
+    __m256i even = _mm256_cmpeq_epi32(_mm256_and_si256(bits, lowest_kept), _mm256_setzero_si256());
+    return _mm256_add_epi32(_mm256_add_epi32(bits, half), even); /* even: -1 */
+}
+
+/*
+ * bfloat16 sum and product. In a 32-bit lane the element in the high half is a float once the low
+ * half is cleared, and the one in the low half once moved up; the two results go back the same way.
+ * Byte shuffles move the low elements (within 128-bit halves, where AVX2 shuffles stay).
+ *
+ * A NaN needs no case of its own: x86 makes a NaN result a quiet copy of an input NaN, or the
+ * default NaN, so from bfloat16 inputs its low 16 bits are zero, and adding 0x7fff or 0x8000 leaves
+ * the top half as it is: the quiet NaN that HalfFloats.toBfloat16 gives.
+ */
+INLINE void bfloat16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+    const __m256i high = _mm256_set1_epi32((int) 0xffff0000u);
+    const __m256i lowest_kept = _mm256_set1_epi32(0x00010000);
+    const __m256i half = _mm256_set1_epi32(0x8000);
+    const __m256i up = _mm256_setr_epi8(-1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13,
+                                        -1, -1, 0, 1, -1, -1, 4, 5, -1, -1, 8, 9, -1, -1, 12, 13);
+    const __m256i down = _mm256_setr_epi8(2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15, -1, -1,
+                                          2, 3, -1, -1, 6, 7, -1, -1, 10, 11, -1, -1, 14, 15, -1, -1);
+    for (size_t i = 0; i < n; i += 16) {
+        __m256i x = _mm256_loadu_si256((const __m256i *) (a + i));
+        __m256i y = _mm256_loadu_si256((const __m256i *) (b + i));
+        __m256 x_low = _mm256_castsi256_ps(_mm256_shuffle_epi8(x, up));
+        __m256 y_low = _mm256_castsi256_ps(_mm256_shuffle_epi8(y, up));
+        __m256 x_high = _mm256_castsi256_ps(_mm256_and_si256(x, high));
+        __m256 y_high = _mm256_castsi256_ps(_mm256_and_si256(y, high));
+        __m256 r_low = op == SUM ? _mm256_add_ps(x_low, y_low) : _mm256_mul_ps(x_low, y_low);
+        __m256 r_high = op == SUM ? _mm256_add_ps(x_high, y_high) : _mm256_mul_ps(x_high, y_high);
+        __m256i low = bfloat16_round_high(r_low, lowest_kept, half);
+        __m256i high_rounded = bfloat16_round_high(r_high, lowest_kept, half);
+        _mm256_storeu_si256((__m256i *) (d + i), _mm256_blend_epi16(_mm256_shuffle_epi8(low, down), high_rounded, 0xaa));
+    }
+}
+
+/*
+ * d[i] = a[i] op b[i] for n elements (a multiple of 16), each array at its base plus a byte offset
+ * (the caller has checked the bounds). type: 0 float16, 1 bfloat16; op: 0 sum, 1 product, 2 max,
+ * 3 min. Returns 0, or -1 (nothing written) for another type, op or n.
+ */
+EXPORT TARGET int jccl_half_floats_reduce(int type, int op, const char *a_base, size_t a_offset, const char *b_base,
+                                          size_t b_offset, char *d_base, size_t d_offset, size_t n) {
+    const uint16_t *a = (const uint16_t *) (a_base + a_offset);
+    const uint16_t *b = (const uint16_t *) (b_base + b_offset);
+    uint16_t *d = (uint16_t *) (d_base + d_offset);
+    if (n % 16 != 0) {
+        return -1;
+    }
+    switch (type * 4 + op) {
+    case 0: float16_arith(SUM, a, b, d, n); return 0;
+    case 1: float16_arith(PROD, a, b, d, n); return 0;
+    case 2: pick(MAX, 0x7c00, a, b, d, n); return 0;
+    case 3: pick(MIN, 0x7c00, a, b, d, n); return 0;
+    case 4: bfloat16_arith(SUM, a, b, d, n); return 0;
+    case 5: bfloat16_arith(PROD, a, b, d, n); return 0;
+    case 6: pick(MAX, 0x7f80, a, b, d, n); return 0;
+    case 7: pick(MIN, 0x7f80, a, b, d, n); return 0;
+    default: return -1;
+    }
+}
+
+#else /* not x86-64: the library links, and says it has no kernel here */
+
+EXPORT int jccl_half_floats_supported(void) {
+    return 0;
+}
+
+EXPORT int jccl_half_floats_reduce(int type, int op, const char *a_base, size_t a_offset, const char *b_base,
+                                   size_t b_offset, char *d_base, size_t d_offset, size_t n) {
+    (void) type, (void) op, (void) a_base, (void) a_offset, (void) b_base, (void) b_offset, (void) d_base,
+        (void) d_offset, (void) n;
+    return -1;
+}
+
+#endif

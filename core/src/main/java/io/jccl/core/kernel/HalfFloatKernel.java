@@ -1,0 +1,178 @@
+package io.jccl.core.kernel;
+
+import io.jccl.spi.DataType;
+import io.jccl.spi.ReduceOp;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.CodeSource;
+import java.util.Objects;
+
+/**
+ * float16 and bfloat16 reductions in native code ({@code libjccl-halffloats.so}, built with this
+ * module from {@code src/main/c/half_floats.c}), every other type and operation by the kernel it
+ * wraps. The JDK's Vector API has no half-precision lanes or conversions, and widening and rounding
+ * by integer lane operations ran at a tenth of a memory copy; x86's F16C converts eight values in
+ * one instruction each way, and AVX2's integer lanes round bfloat16. Results equal the scalar
+ * kernel's bit for bit (NaN payloads of sums and products aside, which Java leaves unspecified).
+ *
+ * <p>Available where the library loads, the CPU has AVX2 and F16C, and FFM may link downcalls
+ * ({@link #isAvailable()}, {@link #unavailabilityCause()}). Used on native segments, 16 elements
+ * at a time; the tail, heap segments and the other types go to the wrapped kernel. The downcall
+ * takes the segments themselves, so FFM checks their liveness and owning thread, and byte offsets
+ * whose bounds this class checks: slices, allocated per call, were not always scalar-replaced by the
+ * JIT across the downcall (120 bytes a call, measured).
+ */
+final class HalfFloatKernel implements ReductionKernel {
+    static final String LIBRARY = "libjccl-halffloats.so";
+    private static final String RESOURCE = "META-INF/native/linux-" + System.getProperty("os.arch") + "/" + LIBRARY;
+    /** Elements per native step (a 256-bit register of 16-bit values); counts below it stay in Java. */
+    static final long STEP = 16;
+
+    private static final MethodHandle REDUCE;
+    private static final String UNAVAILABILITY_CAUSE;
+
+    static {
+        MethodHandle reduce = null;
+        String cause;
+        try {
+            Linker linker = Linker.nativeLinker();
+            SymbolLookup library = SymbolLookup.libraryLookup(locate(), Arena.global());
+            MethodHandle supported = linker.downcallHandle(library.find("jccl_half_floats_supported").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT));
+            if ((int) supported.invokeExact() == 0) {
+                cause = "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
+            } else {
+                reduce = linker.downcallHandle(library.find("jccl_half_floats_reduce").orElseThrow(),
+                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
+                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+                cause = null;
+            }
+        } catch (Throwable e) { // no library for this platform, no native access granted, no linker
+            cause = LIBRARY + " could not be loaded: " + e;
+        }
+        REDUCE = reduce;
+        UNAVAILABILITY_CAUSE = cause;
+    }
+
+    private final ReductionKernel others;
+
+    /** @param others the kernel of every other type and operation, the tails, and heap segments */
+    HalfFloatKernel(ReductionKernel others) {
+        if (REDUCE == null) {
+            throw new IllegalStateException(UNAVAILABILITY_CAUSE);
+        }
+        this.others = others;
+    }
+
+    /** @return whether the native 16-bit float kernel can run in this process */
+    static boolean isAvailable() {
+        return REDUCE != null;
+    }
+
+    /** @return why it cannot, or {@code null} if it can */
+    static String unavailabilityCause() {
+        return UNAVAILABILITY_CAUSE;
+    }
+
+    /** @return the kernel this one hands the rest to */
+    ReductionKernel others() {
+        return others;
+    }
+
+    @Override
+    public boolean supports(DataType type, ReduceOp op) {
+        return others.supports(type, op);
+    }
+
+    @Override
+    public void reduce(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
+                       MemorySegment dst, long dstOffset, long count) {
+        int typeCode = type == DataType.FLOAT16 ? 0 : type == DataType.BFLOAT16 ? 1 : -1;
+        int opCode = switch (op) {
+            case SUM -> 0;
+            case PROD -> 1;
+            case MAX -> 2;
+            case MIN -> 3;
+            default -> -1;
+        };
+        if (typeCode < 0 || opCode < 0 || count < STEP || !a.isNative() || !b.isNative() || !dst.isNative()) {
+            others.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
+            return;
+        }
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("reduction into a read-only segment");
+        }
+        long whole = count / STEP * STEP;
+        long bytes = whole * 2;
+        Objects.checkFromIndexSize(aOffset, bytes, a.byteSize());
+        Objects.checkFromIndexSize(bOffset, bytes, b.byteSize());
+        Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
+        int rc;
+        try {
+            rc = (int) REDUCE.invokeExact(typeCode, opCode, a, aOffset, b, bOffset, dst, dstOffset, whole);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(LIBRARY + " failed", t);
+        }
+        if (rc != 0) { // only for arguments this method never passes
+            throw new IllegalStateException(LIBRARY + " refused type " + type + " op " + op + " count " + whole);
+        }
+        if (whole < count) {
+            others.reduce(type, op, a, aOffset + bytes, b, bOffset + bytes, dst, dstOffset + bytes, count - whole);
+        }
+    }
+
+    @Override
+    public void divide(DataType type, MemorySegment buf, long offset, long count, int divisor) {
+        others.divide(type, buf, offset, count, divisor);
+    }
+
+    @Override
+    public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
+        others.copy(src, srcOffset, dst, dstOffset, bytes);
+    }
+
+    /**
+     * The library in the build's class directory where this class runs from one (tests, the build
+     * tree), else its copy from this module's jar in a temporary file (a library cannot be loaded
+     * from inside a jar).
+     */
+    private static Path locate() throws IOException {
+        CodeSource source = HalfFloatKernel.class.getProtectionDomain().getCodeSource();
+        if (source != null && source.getLocation() != null) {
+            try {
+                Path where = Path.of(source.getLocation().toURI());
+                if (Files.isDirectory(where) && Files.isRegularFile(where.resolve(RESOURCE))) {
+                    return where.resolve(RESOURCE);
+                }
+            } catch (URISyntaxException | IllegalArgumentException e) {
+                // Not a file location; the copy below.
+            }
+        }
+        // not a package name (it has '-'), so the module's encapsulation leaves it readable
+        try (InputStream in = HalfFloatKernel.class.getResourceAsStream("/" + RESOURCE)) {
+            if (in == null) {
+                throw new IOException("no " + RESOURCE + " for this platform (" + System.getProperty("os.name") + " "
+                        + System.getProperty("os.arch") + ")");
+            }
+            Path copy = Files.createTempFile("jccl-halffloats-", ".so");
+            copy.toFile().deleteOnExit();
+            Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
+            return copy;
+        }
+    }
+}
