@@ -11,7 +11,8 @@ import java.util.stream.IntStream;
 
 /**
  * Every pair of 16-bit values (2^32 of them), every operation, float16 and bfloat16: the Vector API
- * kernel against the scalar one, bit for bit, NaN results apart (which NaN a sum or product gives is
+ * kernel (or, with the argument {@code native}, {@link HalfFloatKernel}'s native code) against the
+ * scalar one, bit for bit, NaN results apart (which NaN a sum or product gives is
  * not one rule in Java; they are counted). Not a test of the suite (about a minute on 2 cores): run it
  * after changing the 16-bit kernels, from the repository root after {@code mvn install}:
  *
@@ -19,15 +20,21 @@ import java.util.stream.IntStream;
  * javac --add-modules jdk.incubator.vector -d /tmp/exh -cp core/target/classes:spi/target/classes \
  *     core/src/test/java/io/jccl/core/kernel/ExhaustiveHalfCheck.java
  * java --add-modules jdk.incubator.vector -cp /tmp/exh:core/target/classes:spi/target/classes \
- *     io.jccl.core.kernel.ExhaustiveHalfCheck
+ *     io.jccl.core.kernel.ExhaustiveHalfCheck [native]
  * </pre>
  *
  * It prints a line per type and operation, and exits with status 1 on any mismatch.
  */
 public final class ExhaustiveHalfCheck {
     public static void main(String[] args) {
-        ReductionKernel vector = new VectorReductionKernel();
         ReductionKernel scalar = HostReductionKernel.INSTANCE;
+        boolean nativeKernel = args.length > 0 && args[0].equals("native");
+        if (nativeKernel && !HalfFloatKernel.isAvailable()) {
+            System.out.println("native 16-bit float kernel unavailable: " + HalfFloatKernel.unavailabilityCause());
+            System.exit(2);
+        }
+        ReductionKernel vector = nativeKernel ? new HalfFloatKernel(scalar) : new VectorReductionKernel();
+        System.out.println("checking " + (nativeKernel ? "the native kernel" : "the Vector API kernel"));
         int n = 1 << 16;
         long total = 0;
         for (DataType type : new DataType[] {DataType.FLOAT16, DataType.BFLOAT16}) {
@@ -55,7 +62,7 @@ public final class ExhaustiveHalfCheck {
                                 if (bothNaN && (op == ReduceOp.SUM || op == ReduceOp.PROD)) {
                                     nanSkipped.incrementAndGet(); // which NaN operand's payload wins is unspecified in Java
                                 } else if (mismatches.incrementAndGet() <= 5) {
-                                    System.out.printf("MISMATCH %s %s x=0x%04x y=0x%04x scalar=0x%04x vector=0x%04x%n",
+                                    System.out.printf("MISMATCH %s %s x=0x%04x y=0x%04x scalar=0x%04x checked=0x%04x%n",
                                             type, op, v, y & 0xffff, e & 0xffff, a & 0xffff);
                                 }
                             }
