@@ -43,18 +43,16 @@ public final class HostKernels {
         IN_JAVA = kernel;
         String half = System.getenv(CoreConfig.JCCL_HOST_HALF_FLOATS);
         half = half == null || half.isBlank() ? "auto" : half.trim().toLowerCase(Locale.ROOT);
-        if (problem != null) {
-            // reported as it is
-        } else if (!half.equals("auto") && !half.equals("native") && !half.equals("java")) {
+        boolean halfWanted = half.equals("native") || half.equals("auto") && !wanted.equals("scalar");
+        if (problem == null && !half.equals("auto") && !half.equals("native") && !half.equals("java")) {
             problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, java";
-        } else if (half.equals("native") && !HalfFloatKernel.isAvailable()) {
-            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=native, but " + HalfFloatKernel.unavailabilityCause();
-        } else if (half.equals("native") || half.equals("auto") && !wanted.equals("scalar")) {
-            if (HalfFloatKernel.isAvailable()) {
-                kernel = new HalfFloatKernel(kernel);
-                description += "; float16 and bfloat16 native (AVX2, F16C)";
-            } else {
-                description += "; float16 and bfloat16 in Java (" + HalfFloatKernel.unavailabilityCause() + ")";
+        } else if (problem == null && halfWanted && HalfFloatKernel.isAvailable()) {
+            kernel = new HalfFloatKernel(kernel);
+            description += "; float16 and bfloat16 native (AVX2, F16C)";
+        } else if (problem == null && halfWanted) {
+            description += "; float16 and bfloat16 in Java (" + HalfFloatKernel.unavailabilityCause() + ")";
+            if (half.equals("native")) {
+                problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=native, but " + HalfFloatKernel.unavailabilityCause();
             }
         }
         BEST = kernel;
