@@ -228,10 +228,11 @@ public final class CoreConfig {
     public static final String JCCL_HOST_KERNEL = "JCCL_HOST_KERNEL";
 
     @EnvVar(defaultValue = "auto",
-            description = "float16 and bfloat16 reductions on the host: auto (native code, libjccl-halffloats.so "
-                    + "with AVX2 and F16C, where it loads and the CPU has them, unless JCCL_HOST_KERNEL=scalar; else "
-                    + "the Java kernel), native (fail without it) or java. The Vector API has no half-precision "
-                    + "conversions: the Java kernels run float16 at a tenth of a memory copy.")
+            description = "float16 and bfloat16 reductions on the host: auto (native code, libjccl-halffloats.so, "
+                    + "where it loads and the CPU has AVX2 and F16C, with AVX-512 F and BW where it has those too, "
+                    + "unless JCCL_HOST_KERNEL=scalar; else the Java kernel), native (fail without it), avx2 (the "
+                    + "native code without AVX-512, a baseline; fail without AVX2) or java. The Vector API has no "
+                    + "half-precision conversions: the Java kernels run float16 at a tenth of a memory copy.")
     public static final String JCCL_HOST_HALF_FLOATS = "JCCL_HOST_HALF_FLOATS";
 
     @EnvVar(defaultValue = "auto",

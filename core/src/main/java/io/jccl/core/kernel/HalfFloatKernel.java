@@ -27,12 +27,15 @@ import java.util.Objects;
  * one instruction each way, and AVX2's integer lanes round bfloat16. Results equal the scalar
  * kernel's bit for bit (NaN payloads of sums and products aside, which Java leaves unspecified).
  *
- * <p>Available where the library loads, the CPU has AVX2 and F16C, and FFM may link downcalls
- * ({@link #isAvailable()}, {@link #unavailabilityCause()}). Used on native segments, 16 elements
- * at a time; the tail, heap segments and the other types go to the wrapped kernel. The downcall
- * takes the segments themselves, so FFM checks their liveness and owning thread, and byte offsets
- * whose bounds this class checks: slices, allocated per call, were not always scalar-replaced by the
- * JIT across the downcall (120 bytes a call, measured).
+ * <p>The library has two {@link Level}s of instructions: AVX2 with F16C, and AVX-512 (F and BW)
+ * for bfloat16 and max/min, whose AVX2 bfloat16 sum is bound by its vector operations rather than by
+ * memory. A level is available where the library loads, the CPU has its instructions, and FFM may
+ * link downcalls ({@link #isAvailable(Level)}, {@link #unavailabilityCause(Level)}); {@link #best()}
+ * is the highest such. Used on native segments, 16 elements at a time; the tail, heap segments and
+ * the other types go to the wrapped kernel. The downcall takes the segments themselves, so FFM
+ * checks their liveness and owning thread, and byte offsets whose bounds this class checks: slices,
+ * allocated per call, were not always scalar-replaced by the JIT across the downcall (120 bytes a
+ * call, measured).
  */
 final class HalfFloatKernel implements ReductionKernel {
     static final String LIBRARY = "libjccl-halffloats.so";
@@ -40,51 +43,93 @@ final class HalfFloatKernel implements ReductionKernel {
     /** Elements per native step (a 256-bit register of 16-bit values); counts below it stay in Java. */
     static final long STEP = 16;
 
+    /** The instructions the kernel uses; codes as {@code enum level} in half_floats.c. */
+    enum Level {
+        AVX2(1, "AVX2, F16C"),
+        AVX512(2, "AVX-512 F and BW; F16C for float16 sum and product");
+
+        final int code;
+        /** what the kernel runs on at this level, for {@link HostKernels#describe()} */
+        final String instructions;
+
+        Level(int code, String instructions) {
+            this.code = code;
+            this.instructions = instructions;
+        }
+    }
+
     private static final MethodHandle REDUCE;
-    private static final String UNAVAILABILITY_CAUSE;
+    /** bit mask of {@link Level#code}s this CPU runs */
+    private static final int LEVELS;
+    /** why the library cannot be used at all, or {@code null} */
+    private static final String LOAD_FAILURE;
 
     static {
         MethodHandle reduce = null;
-        String cause;
+        int levels = 0;
+        String failure = null;
         try {
             Linker linker = Linker.nativeLinker();
             SymbolLookup library = SymbolLookup.libraryLookup(locate(), Arena.global());
-            MethodHandle supported = linker.downcallHandle(library.find("jccl_half_floats_supported").orElseThrow(),
+            MethodHandle levelsHandle = linker.downcallHandle(library.find("jccl_half_floats_levels").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT));
-            if ((int) supported.invokeExact() == 0) {
-                cause = "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
-            } else {
-                reduce = linker.downcallHandle(library.find("jccl_half_floats_reduce").orElseThrow(),
-                        FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG,
-                                ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
-                cause = null;
-            }
+            levels = (int) levelsHandle.invokeExact();
+            reduce = linker.downcallHandle(library.find("jccl_half_floats_reduce").orElseThrow(),
+                    FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                            ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS,
+                            ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
         } catch (Throwable e) { // no library for this platform, no native access granted, no linker
-            cause = LIBRARY + " could not be loaded: " + e;
+            failure = LIBRARY + " could not be loaded: " + e;
+            levels = 0;
         }
-        REDUCE = reduce;
-        UNAVAILABILITY_CAUSE = cause;
+        REDUCE = failure == null ? reduce : null;
+        LEVELS = levels;
+        LOAD_FAILURE = failure;
     }
 
     private final ReductionKernel others;
+    private final Level level;
 
-    /** @param others the kernel of every other type and operation, the tails, and heap segments */
-    HalfFloatKernel(ReductionKernel others) {
-        if (REDUCE == null) {
-            throw new IllegalStateException(UNAVAILABILITY_CAUSE);
+    /**
+     * @param others the kernel of every other type and operation, the tails, and heap segments
+     * @param level  the instructions to use
+     * @throws IllegalStateException if that level is not available ({@link #unavailabilityCause(Level)})
+     */
+    HalfFloatKernel(ReductionKernel others, Level level) {
+        String cause = unavailabilityCause(level);
+        if (cause != null) {
+            throw new IllegalStateException(cause);
         }
-        this.others = others;
+        this.others = Objects.requireNonNull(others, "others");
+        this.level = level;
     }
 
-    /** @return whether the native 16-bit float kernel can run in this process */
-    static boolean isAvailable() {
-        return REDUCE != null;
+    /** @return whether the native 16-bit float kernel can run in this process at this level */
+    static boolean isAvailable(Level level) {
+        return unavailabilityCause(level) == null;
     }
 
     /** @return why it cannot, or {@code null} if it can */
-    static String unavailabilityCause() {
-        return UNAVAILABILITY_CAUSE;
+    static String unavailabilityCause(Level level) {
+        if (LOAD_FAILURE != null) {
+            return LOAD_FAILURE;
+        }
+        if ((LEVELS & level.code) == 0) {
+            return level == Level.AVX2
+                    ? "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs"
+                    : "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
+        }
+        return null;
+    }
+
+    /** @return the highest available level, or {@code null} where none is ({@link #unavailabilityCause(Level)} of AVX2 says why) */
+    static Level best() {
+        return isAvailable(Level.AVX512) ? Level.AVX512 : isAvailable(Level.AVX2) ? Level.AVX2 : null;
+    }
+
+    /** @return the instructions this kernel uses */
+    Level level() {
+        return level;
     }
 
     /** @return the kernel this one hands the rest to */
@@ -122,14 +167,15 @@ final class HalfFloatKernel implements ReductionKernel {
         Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
         int rc;
         try {
-            rc = (int) REDUCE.invokeExact(typeCode, opCode, a, aOffset, b, bOffset, dst, dstOffset, whole);
+            rc = (int) REDUCE.invokeExact(level.code, typeCode, opCode, a, aOffset, b, bOffset, dst, dstOffset, whole);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(LIBRARY + " failed", t);
         }
         if (rc != 0) { // only for arguments this method never passes
-            throw new IllegalStateException(LIBRARY + " refused type " + type + " op " + op + " count " + whole);
+            throw new IllegalStateException(LIBRARY + " refused type " + type + " op " + op + " count " + whole
+                    + " at level " + level);
         }
         if (whole < count) {
             others.reduce(type, op, a, aOffset + bytes, b, bOffset + bytes, dst, dstOffset + bytes, count - whole);

@@ -43,16 +43,20 @@ public final class HostKernels {
         IN_JAVA = kernel;
         String half = System.getenv(CoreConfig.JCCL_HOST_HALF_FLOATS);
         half = half == null || half.isBlank() ? "auto" : half.trim().toLowerCase(Locale.ROOT);
-        boolean halfWanted = half.equals("native") || half.equals("auto") && !wanted.equals("scalar");
-        if (problem == null && !half.equals("auto") && !half.equals("native") && !half.equals("java")) {
-            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, java";
-        } else if (problem == null && halfWanted && HalfFloatKernel.isAvailable()) {
-            kernel = new HalfFloatKernel(kernel);
-            description += "; float16 and bfloat16 native (AVX2, F16C)";
+        boolean halfWanted = half.equals("native") || half.equals("avx2") || half.equals("auto") && !wanted.equals("scalar");
+        HalfFloatKernel.Level level = half.equals("avx2") ? HalfFloatKernel.Level.AVX2 : HalfFloatKernel.best();
+        String halfCause = level == null ? HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2)
+                : HalfFloatKernel.unavailabilityCause(level);
+        if (problem == null && !half.equals("auto") && !half.equals("native") && !half.equals("avx2")
+                && !half.equals("java")) {
+            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, java";
+        } else if (problem == null && halfWanted && halfCause == null) {
+            kernel = new HalfFloatKernel(kernel, level);
+            description += "; float16 and bfloat16 native (" + level.instructions + ")";
         } else if (problem == null && halfWanted) {
-            description += "; float16 and bfloat16 in Java (" + HalfFloatKernel.unavailabilityCause() + ")";
-            if (half.equals("native")) {
-                problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=native, but " + HalfFloatKernel.unavailabilityCause();
+            description += "; float16 and bfloat16 in Java (" + halfCause + ")";
+            if (!half.equals("auto")) {
+                problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + ", but " + halfCause;
             }
         }
         BEST = kernel;

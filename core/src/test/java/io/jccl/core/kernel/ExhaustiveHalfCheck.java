@@ -11,7 +11,8 @@ import java.util.stream.IntStream;
 
 /**
  * Every pair of 16-bit values (2^32 of them), every operation, float16 and bfloat16: the Vector API
- * kernel (or, with the argument {@code native}, {@link HalfFloatKernel}'s native code) against the
+ * kernel (or, with the argument {@code native}, {@link HalfFloatKernel}'s native code at its highest
+ * level on this CPU; {@code native avx2} or {@code native avx512} for one level) against the
  * scalar one, bit for bit, NaN results apart (which NaN a sum or product gives is
  * not one rule in Java; they are counted). Not a test of the suite (about a minute on 2 cores): run it
  * after changing the 16-bit kernels, from the repository root after {@code mvn install}:
@@ -20,7 +21,7 @@ import java.util.stream.IntStream;
  * javac --add-modules jdk.incubator.vector -d /tmp/exh -cp core/target/classes:spi/target/classes \
  *     core/src/test/java/io/jccl/core/kernel/ExhaustiveHalfCheck.java
  * java --add-modules jdk.incubator.vector -cp /tmp/exh:core/target/classes:spi/target/classes \
- *     io.jccl.core.kernel.ExhaustiveHalfCheck [native]
+ *     io.jccl.core.kernel.ExhaustiveHalfCheck [native [avx2|avx512]]
  * </pre>
  *
  * It prints a line per type and operation, and exits with status 1 on any mismatch.
@@ -29,12 +30,16 @@ public final class ExhaustiveHalfCheck {
     public static void main(String[] args) {
         ReductionKernel scalar = HostReductionKernel.INSTANCE;
         boolean nativeKernel = args.length > 0 && args[0].equals("native");
-        if (nativeKernel && !HalfFloatKernel.isAvailable()) {
-            System.out.println("native 16-bit float kernel unavailable: " + HalfFloatKernel.unavailabilityCause());
+        HalfFloatKernel.Level level = !nativeKernel ? null
+                : args.length > 1 ? HalfFloatKernel.Level.valueOf(args[1].toUpperCase(java.util.Locale.ROOT))
+                : HalfFloatKernel.best() != null ? HalfFloatKernel.best() : HalfFloatKernel.Level.AVX2;
+        if (nativeKernel && !HalfFloatKernel.isAvailable(level)) {
+            System.out.println("native 16-bit float kernel unavailable at " + level + ": "
+                    + HalfFloatKernel.unavailabilityCause(level));
             System.exit(2);
         }
-        ReductionKernel vector = nativeKernel ? new HalfFloatKernel(scalar) : new VectorReductionKernel();
-        System.out.println("checking " + (nativeKernel ? "the native kernel" : "the Vector API kernel"));
+        ReductionKernel vector = nativeKernel ? new HalfFloatKernel(scalar, level) : new VectorReductionKernel();
+        System.out.println("checking " + (nativeKernel ? "the native kernel at " + level : "the Vector API kernel"));
         int n = 1 << 16;
         long total = 0;
         for (DataType type : new DataType[] {DataType.FLOAT16, DataType.BFLOAT16}) {

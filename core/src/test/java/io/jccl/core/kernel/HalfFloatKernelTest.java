@@ -3,6 +3,8 @@ package io.jccl.core.kernel;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -17,25 +19,49 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The native float16 and bfloat16 kernel against the scalar Java kernel, bit for bit (a NaN sum or
- * product need only be a NaN: Java leaves its payload unspecified). Skipped, with the cause, where
- * the library does not load or the CPU lacks AVX2 or F16C. If a comparison fails, check
- * {@code src/main/c/half_floats.c}'s rounding (sum, product) or its integer keys (max, min) for the
- * element the message names.
+ * product need only be a NaN: Java leaves its payload unspecified), at each {@link HalfFloatKernel.Level}
+ * of instructions. A level is skipped, with the cause, where the library does not load or the CPU
+ * lacks its instructions (this project's CI machine has AVX2 but not AVX-512). If a comparison fails,
+ * check {@code src/main/c/half_floats.c}'s rounding (sum, product) or its integer keys (max, min) at
+ * the level the test names, for the element the message names.
  */
 class HalfFloatKernelTest {
     private static final ReduceOp[] OPS = {ReduceOp.SUM, ReduceOp.PROD, ReduceOp.MAX, ReduceOp.MIN};
     private static final DataType[] TYPES = {DataType.FLOAT16, DataType.BFLOAT16};
     private final ReductionKernel scalar = HostReductionKernel.INSTANCE;
 
-    private static void assumeAvailable() {
-        assumeTrue(HalfFloatKernel.isAvailable(), () -> "native 16-bit float kernel: " + HalfFloatKernel.unavailabilityCause());
+    private static void assumeAvailable(HalfFloatKernel.Level level) {
+        assumeTrue(HalfFloatKernel.isAvailable(level),
+                () -> "native 16-bit float kernel at " + level + ": " + HalfFloatKernel.unavailabilityCause(level));
     }
 
+    /** By default the engine takes the highest level the CPU runs, and says which. */
     @Test
-    void hostKernelsPickItWhereItRuns() {
-        assumeAvailable();
-        assertTrue(HostKernels.best() instanceof HalfFloatKernel, HostKernels.describe());
-        assertTrue(HostKernels.describe().contains("float16 and bfloat16 native"), HostKernels.describe());
+    void hostKernelsPickTheHighestLevelWhereItRuns() {
+        HalfFloatKernel.Level best = HalfFloatKernel.best();
+        assumeTrue(best != null, () -> "native 16-bit float kernel: "
+                + HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2));
+        assumeTrue(System.getenv("JCCL_HOST_HALF_FLOATS") == null && System.getenv("JCCL_HOST_KERNEL") == null,
+                "JCCL_HOST_HALF_FLOATS or JCCL_HOST_KERNEL is set in this environment");
+        assertTrue(HostKernels.best() instanceof HalfFloatKernel half && half.level() == best, HostKernels.describe());
+        assertTrue(HostKernels.describe().contains("float16 and bfloat16 native (" + best.instructions + ")"),
+                HostKernels.describe());
+        if (best == HalfFloatKernel.Level.AVX512) {
+            assertTrue(HalfFloatKernel.isAvailable(HalfFloatKernel.Level.AVX2), "AVX-512 without AVX2");
+        }
+    }
+
+    /** A level the CPU lacks is refused at construction with its cause, never run. */
+    @Test
+    void aLevelTheCpuLacksIsRefusedWithItsCause() {
+        for (HalfFloatKernel.Level level : HalfFloatKernel.Level.values()) {
+            String cause = HalfFloatKernel.unavailabilityCause(level);
+            if (cause != null) {
+                IllegalStateException e = assertThrows(IllegalStateException.class,
+                        () -> new HalfFloatKernel(HostReductionKernel.INSTANCE, level));
+                assertEquals(cause, e.getMessage());
+            }
+        }
     }
 
     /**
@@ -43,10 +69,11 @@ class HalfFloatKernelTest {
      * case: one, a half, a third, the largest finite, the smallest subnormal and normal, negatives,
      * both zeros, both infinities, a quiet, a signalling and a negative NaN.
      */
-    @Test
-    void everySixteenBitValueAgainstTheScalarKernel() {
-        assumeAvailable();
-        ReductionKernel kernel = new HalfFloatKernel(scalar);
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void everySixteenBitValueAgainstTheScalarKernel(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        ReductionKernel kernel = new HalfFloatKernel(scalar, level);
         short[] float16Partners = {0x3c00, 0x3800, 0x3555, 0x7bff, 0x0001, 0x0400, (short) 0xbc00, (short) 0x8001,
                 0x0000, (short) 0x8000, 0x7c00, (short) 0xfc00, 0x7e00, 0x7d01, (short) 0xfe01};
         short[] bfloat16Partners = {0x3f80, 0x3f00, 0x3eab, 0x7f7f, 0x0001, 0x0080, (short) 0xbf80, (short) 0x8001,
@@ -68,7 +95,7 @@ class HalfFloatKernelTest {
                     for (ReduceOp op : OPS) {
                         scalar.reduce(type, op, x, 0, y, 0, expected, 0, n);
                         kernel.reduce(type, op, x, 0, y, 0, actual, 0, n);
-                        assertSame16(type, op, x, y, expected, actual, "partner 0x" + Integer.toHexString(p & 0xffff));
+                        assertSame16(type, op, x, y, expected, actual, " at " + level + ", partner 0x" + Integer.toHexString(p & 0xffff));
                     }
                 }
             }
@@ -76,15 +103,16 @@ class HalfFloatKernelTest {
     }
 
     /** Counts around the 16-element step (the tail goes to the wrapped kernel), odd offsets, in place. */
-    @Test
-    void tailsOffsetsAndInPlace() {
-        assumeAvailable();
-        ReductionKernel kernel = new HalfFloatKernel(scalar);
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void tailsOffsetsAndInPlace(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        ReductionKernel kernel = new HalfFloatKernel(scalar, level);
         Random random = new Random(11);
         try (Arena arena = Arena.ofConfined()) {
             for (DataType type : TYPES) {
                 for (ReduceOp op : OPS) {
-                    for (int count : new int[] {0, 1, 15, 16, 17, 31, 1000, 4099}) {
+                    for (int count : new int[] {0, 1, 15, 16, 17, 31, 32, 48, 63, 1000, 4099}) {
                         for (long offset : new long[] {0, 1, 6}) { // bytes: an odd address, and a few elements in
                             long bytes = 2L * count;
                             MemorySegment a = arena.allocate(bytes + 16, 64);
@@ -97,7 +125,7 @@ class HalfFloatKernelTest {
                             MemorySegment actual = arena.allocate(bytes + 16);
                             scalar.reduce(type, op, a, offset, b, offset, expected, offset, count);
                             kernel.reduce(type, op, a, offset, b, offset, actual, offset, count);
-                            String where = " count " + count + " offset " + offset;
+                            String where = " at " + level + ", count " + count + " offset " + offset;
                             assertSame16(type, op, a.asSlice(offset, bytes), b.asSlice(offset, bytes),
                                     expected.asSlice(offset, bytes), actual.asSlice(offset, bytes), where);
                             assertEquals(-1, actual.asSlice(offset + bytes).mismatch(expected.asSlice(offset + bytes)),
@@ -115,10 +143,11 @@ class HalfFloatKernelTest {
     }
 
     /** Heap segments and the other types reach the wrapped kernel, with the same results. */
-    @Test
-    void heapSegmentsAndOtherTypesGoToTheWrappedKernel() {
-        assumeAvailable();
-        ReductionKernel kernel = new HalfFloatKernel(scalar);
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void heapSegmentsAndOtherTypesGoToTheWrappedKernel(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        ReductionKernel kernel = new HalfFloatKernel(scalar, level);
         MemorySegment a = MemorySegment.ofArray(new short[64]);
         MemorySegment b = MemorySegment.ofArray(new short[64]);
         for (int i = 0; i < 64; i++) {
@@ -143,10 +172,11 @@ class HalfFloatKernelTest {
     }
 
     /** Misuse at the API edge: a clear exception, and nothing written. */
-    @Test
-    void outOfBoundsAndReadOnlyTargetsFailWithoutWriting() {
-        assumeAvailable();
-        ReductionKernel kernel = new HalfFloatKernel(scalar);
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void outOfBoundsAndReadOnlyTargetsFailWithoutWriting(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        ReductionKernel kernel = new HalfFloatKernel(scalar, level);
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(64);
             MemorySegment d = arena.allocate(64);
@@ -164,24 +194,27 @@ class HalfFloatKernelTest {
     }
 
     /** The data path allocates nothing per call once compiled (the slices are scalar-replaced). */
-    @Test
-    void reducingAllocatesNothing() {
-        assumeAvailable();
-        ReductionKernel kernel = new HalfFloatKernel(scalar);
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void reducingAllocatesNothing(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        ReductionKernel kernel = new HalfFloatKernel(scalar, level);
         com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment a = arena.allocate(4096, 64);
             MemorySegment d = arena.allocate(4096, 64);
             for (int i = 0; i < 200_000; i++) { // compile
                 kernel.reduce(DataType.FLOAT16, ReduceOp.SUM, a, 0, a, 0, d, 0, 2048);
+                kernel.reduce(DataType.BFLOAT16, ReduceOp.SUM, a, 0, a, 0, d, 0, 2048);
             }
             long id = Thread.currentThread().threadId();
             long before = threads.getThreadAllocatedBytes(id);
             for (int i = 0; i < 100_000; i++) {
                 kernel.reduce(DataType.FLOAT16, ReduceOp.SUM, a, 0, a, 0, d, 0, 2048);
+                kernel.reduce(DataType.BFLOAT16, ReduceOp.SUM, a, 0, a, 0, d, 0, 2048);
             }
             long perCall = (threads.getThreadAllocatedBytes(id) - before) / 100_000;
-            assertEquals(0, perCall, "bytes allocated per call");
+            assertEquals(0, perCall, "bytes allocated per pair of calls at " + level);
         }
     }
 
