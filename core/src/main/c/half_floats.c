@@ -14,12 +14,18 @@
  * 16-bit format rounds each +, x correctly; max and min return an input's bits as Java's
  * `x >= y || isNaN(x) ? x : y` does (min: <=).
  *
- * Two levels of instructions, the caller choosing one that jccl_half_floats_levels() reports:
+ * Three levels of instructions, the caller choosing one that jccl_half_floats_levels() reports:
  * - AVX2 and F16C (Haswell, Zen and later): 256-bit registers.
  * - AVX-512 F and BW (Skylake-SP, Zen 4 and later): bfloat16 and max/min on 512-bit registers and
  *   mask registers, where the AVX2 bfloat16 sum is bound by its sixteen vector operations per
  *   register (0.59x of a copy in cache on a Sapphire Rapids core, 0.9x at 512 bits). float16 sum and
  *   product stay on F16C: at 512 bits the conversions split into as many micro-operations.
+ * - AVX-512 FP16 (Sapphire Rapids and later) on top: float16 sum and product in half precision
+ *   (vaddph, vmulph), no conversion at all. The same bits as through float: float's 24 significand
+ *   bits are at least twice binary16's 11 plus two, so the float detour's double rounding is
+ *   harmless for + and x (a product of two binary16 values is even exact in float); FP16
+ *   instructions handle subnormals whatever MXCSR's DAZ and FTZ say, and round as MXCSR's rounding
+ *   field says, to nearest even in a JVM.
  *
  * Element counts are multiples of 16 (one 256-bit register of 16-bit values); the caller does the
  * tail. Any alignment; dst may be a or b (in place), each block being read before it is written.
@@ -38,9 +44,16 @@
 #define INLINE static inline __attribute__((always_inline)) TARGET
 #define TARGET_512 __attribute__((target("avx2,f16c,avx512f,avx512bw")))
 #define INLINE_512 static inline __attribute__((always_inline)) TARGET_512
+/* AVX-512 FP16 intrinsics came with gcc 12 and clang 14; an older compiler builds the library without that level. */
+#if (defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && __GNUC__ >= 12)
+#define HAVE_FP16 1
+#define TARGET_FP16 __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512fp16")))
+#else
+#define HAVE_FP16 0
+#endif
 
 enum op { SUM = 0, PROD = 1, MAX = 2, MIN = 3 };
-enum level { AVX2 = 1, AVX512 = 2 };
+enum level { AVX2 = 1, AVX512 = 2, AVX512_FP16 = 4 };
 
 /* The levels this CPU runs, a bit mask of enum level (0: none; then only this may be called). */
 EXPORT int jccl_half_floats_levels(void) {
@@ -50,6 +63,11 @@ EXPORT int jccl_half_floats_levels(void) {
         levels |= AVX2;
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
             levels |= AVX512;
+#if HAVE_FP16
+            if (__builtin_cpu_supports("avx512fp16")) {
+                levels |= AVX512_FP16;
+            }
+#endif
         }
     }
     return levels;
@@ -224,6 +242,28 @@ static TARGET_512 void reduce_avx512(int code, const uint16_t *a, const uint16_t
     reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
 }
 
+#if HAVE_FP16
+/* float16 sum and product in half precision, 32 elements a register, rounded to nearest even. */
+static TARGET_FP16 void float16_arith_fp16(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+    for (size_t i = 0; i < n; i += 32) {
+        __m512h x = _mm512_loadu_ph(a + i);
+        __m512h y = _mm512_loadu_ph(b + i);
+        _mm512_storeu_ph(d + i, op == SUM ? _mm512_add_ph(x, y) : _mm512_mul_ph(x, y));
+    }
+}
+
+/* float16 sum and product in half precision on whole 32-element blocks; the rest as at AVX-512. */
+static TARGET_FP16 void reduce_avx512_fp16(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+    if (code > 1) {
+        reduce_avx512(code, a, b, d, n);
+        return;
+    }
+    size_t whole = n / 32 * 32;
+    float16_arith_fp16(code == 0 ? SUM : PROD, a, b, d, whole);
+    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
+}
+#endif
+
 /*
  * d[i] = a[i] op b[i] for n elements (a multiple of 16), each array at its base plus a byte offset
  * (the caller has checked the bounds), with the instructions of one level (enum level). type: 0
@@ -236,10 +276,17 @@ EXPORT TARGET int jccl_half_floats_reduce(int level, int type, int op, const cha
     const uint16_t *a = (const uint16_t *) (a_base + a_offset);
     const uint16_t *b = (const uint16_t *) (b_base + b_offset);
     uint16_t *d = (uint16_t *) (d_base + d_offset);
-    if (n % 16 != 0 || type < 0 || type > 1 || op < 0 || op > 3 || (level != AVX2 && level != AVX512)
+    if (n % 16 != 0 || type < 0 || type > 1 || op < 0 || op > 3
+        || (level != AVX2 && level != AVX512 && level != AVX512_FP16)
         || (levels_once() & level) == 0) {
         return -1;
     }
+#if HAVE_FP16
+    if (level == AVX512_FP16) {
+        reduce_avx512_fp16(type * 4 + op, a, b, d, n);
+        return 0;
+    }
+#endif
     if (level == AVX512) {
         reduce_avx512(type * 4 + op, a, b, d, n);
     } else {

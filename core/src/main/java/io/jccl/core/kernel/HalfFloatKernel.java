@@ -27,9 +27,9 @@ import java.util.Objects;
  * one instruction each way, and AVX2's integer lanes round bfloat16. Results equal the scalar
  * kernel's bit for bit (NaN payloads of sums and products aside, which Java leaves unspecified).
  *
- * <p>The library has two {@link Level}s of instructions: AVX2 with F16C, and AVX-512 (F and BW)
+ * <p>The library has three {@link Level}s of instructions: AVX2 with F16C; AVX-512 (F and BW)
  * for bfloat16 and max/min, whose AVX2 bfloat16 sum is bound by its vector operations rather than by
- * memory. A level is available where the library loads, the CPU has its instructions, and FFM may
+ * memory; and AVX-512 FP16 on top, float16 sum and product in half precision without conversions. A level is available where the library loads, the CPU has its instructions, and FFM may
  * link downcalls ({@link #isAvailable(Level)}, {@link #unavailabilityCause(Level)}); {@link #best()}
  * is the highest such. Used on native segments, 16 elements at a time; the tail, heap segments and
  * the other types go to the wrapped kernel. The downcall takes the segments themselves, so FFM
@@ -46,7 +46,8 @@ final class HalfFloatKernel implements ReductionKernel {
     /** The instructions the kernel uses; codes as {@code enum level} in half_floats.c. */
     enum Level {
         AVX2(1, "AVX2, F16C"),
-        AVX512(2, "AVX-512 F and BW; F16C for float16 sum and product");
+        AVX512(2, "AVX-512 F and BW; F16C for float16 sum and product"),
+        AVX512_FP16(4, "AVX-512 F, BW and FP16");
 
         final int code;
         /** what the kernel runs on at this level, for {@link HostKernels#describe()} */
@@ -115,16 +116,25 @@ final class HalfFloatKernel implements ReductionKernel {
             return LOAD_FAILURE;
         }
         if ((LEVELS & level.code) == 0) {
-            return level == Level.AVX2
-                    ? "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs"
-                    : "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
+            return switch (level) {
+                case AVX2 -> "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
+                case AVX512 -> "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
+                case AVX512_FP16 -> "this CPU lacks AVX-512 FP16, or " + LIBRARY
+                        + " was built by a compiler without it (gcc before 12); it runs at " + best() + " at most";
+            };
         }
         return null;
     }
 
     /** @return the highest available level, or {@code null} where none is ({@link #unavailabilityCause(Level)} of AVX2 says why) */
     static Level best() {
-        return isAvailable(Level.AVX512) ? Level.AVX512 : isAvailable(Level.AVX2) ? Level.AVX2 : null;
+        Level[] levels = Level.values();
+        for (int i = levels.length - 1; i >= 0; i--) {
+            if (LOAD_FAILURE == null && (LEVELS & levels[i].code) != 0) {
+                return levels[i];
+            }
+        }
+        return null;
     }
 
     /** @return the instructions this kernel uses */

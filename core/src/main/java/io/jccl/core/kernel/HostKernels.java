@@ -43,13 +43,19 @@ public final class HostKernels {
         IN_JAVA = kernel;
         String half = System.getenv(CoreConfig.JCCL_HOST_HALF_FLOATS);
         half = half == null || half.isBlank() ? "auto" : half.trim().toLowerCase(Locale.ROOT);
-        boolean halfWanted = half.equals("native") || half.equals("avx2") || half.equals("auto") && !wanted.equals("scalar");
-        HalfFloatKernel.Level level = half.equals("avx2") ? HalfFloatKernel.Level.AVX2 : HalfFloatKernel.best();
+        // avx2 and avx512: a level below the CPU's best, the baseline of the one above it
+        HalfFloatKernel.Level level = switch (half) {
+            case "avx2" -> HalfFloatKernel.Level.AVX2;
+            case "avx512" -> HalfFloatKernel.Level.AVX512;
+            default -> HalfFloatKernel.best();
+        };
+        boolean halfWanted = half.equals("native") || half.equals("avx2") || half.equals("avx512")
+                || half.equals("auto") && !wanted.equals("scalar");
         String halfCause = level == null ? HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2)
                 : HalfFloatKernel.unavailabilityCause(level);
         if (problem == null && !half.equals("auto") && !half.equals("native") && !half.equals("avx2")
-                && !half.equals("java")) {
-            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, java";
+                && !half.equals("avx512") && !half.equals("java")) {
+            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, avx512, java";
         } else if (problem == null && halfWanted && halfCause == null) {
             kernel = new HalfFloatKernel(kernel, level);
             description += "; float16 and bfloat16 native (" + level.instructions + ")";

@@ -46,8 +46,11 @@ class HalfFloatKernelTest {
         assertTrue(HostKernels.best() instanceof HalfFloatKernel half && half.level() == best, HostKernels.describe());
         assertTrue(HostKernels.describe().contains("float16 and bfloat16 native (" + best.instructions + ")"),
                 HostKernels.describe());
-        if (best == HalfFloatKernel.Level.AVX512) {
-            assertTrue(HalfFloatKernel.isAvailable(HalfFloatKernel.Level.AVX2), "AVX-512 without AVX2");
+        for (HalfFloatKernel.Level below : HalfFloatKernel.Level.values()) {
+            if (below.ordinal() < best.ordinal()) {
+                assertTrue(HalfFloatKernel.isAvailable(below), best + " without " + below + ": "
+                        + HalfFloatKernel.unavailabilityCause(below));
+            }
         }
     }
 
