@@ -25,7 +25,8 @@ import java.util.concurrent.TimeUnit;
  * JMH: the host reduction kernels ({@code d = a + b}) against a plain copy of the same bytes
  * ({@code MemorySegment.copy}), in one run: {@code copy} (the baseline), {@code vector} (the kernel
  * {@link HostKernels} picks; the Vector API where the JVM has it, native code for float16 and
- * bfloat16 where the CPU has AVX2 and F16C, at AVX-512 F and BW where it has those),
+ * bfloat16 where the CPU has AVX2 and F16C, at AVX-512 F and BW, then AVX-512 FP16, where it has
+ * those),
  * {@code java} (that kernel without native code) and
  * {@code scalar}. Run through
  * {@code bin/jccl bench reductions}, which prints the ratios.

@@ -29,8 +29,9 @@ import java.util.Objects;
  *
  * <p>The library has three {@link Level}s of instructions: AVX2 with F16C; AVX-512 (F and BW)
  * for bfloat16 and max/min, whose AVX2 bfloat16 sum is bound by its vector operations rather than by
- * memory; and AVX-512 FP16 on top, float16 sum and product in half precision without conversions. A level is available where the library loads, the CPU has its instructions, and FFM may
- * link downcalls ({@link #isAvailable(Level)}, {@link #unavailabilityCause(Level)}); {@link #best()}
+ * memory; and AVX-512 FP16 on top, float16 sum and product in half precision without conversions.
+ * A level is available where the library loads, the CPU has its instructions, and FFM may link
+ * downcalls ({@link #isAvailable(Level)}, {@link #unavailabilityCause(Level)}); {@link #best()}
  * is the highest such. Used on native segments, 16 elements at a time; the tail, heap segments and
  * the other types go to the wrapped kernel. The downcall takes the segments themselves, so FFM
  * checks their liveness and owning thread, and byte offsets whose bounds this class checks: slices,
@@ -115,7 +116,7 @@ final class HalfFloatKernel implements ReductionKernel {
         if (LOAD_FAILURE != null) {
             return LOAD_FAILURE;
         }
-        if ((LEVELS & level.code) == 0) {
+        if (!runs(level)) {
             return switch (level) {
                 case AVX2 -> "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
                 case AVX512 -> "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
@@ -130,11 +131,16 @@ final class HalfFloatKernel implements ReductionKernel {
     static Level best() {
         Level[] levels = Level.values();
         for (int i = levels.length - 1; i >= 0; i--) {
-            if (LOAD_FAILURE == null && (LEVELS & levels[i].code) != 0) {
+            if (runs(levels[i])) {
                 return levels[i];
             }
         }
         return null;
+    }
+
+    /** whether the library loaded and reports the level (not {@link #isAvailable}: its cause names {@link #best()}) */
+    private static boolean runs(Level level) {
+        return LOAD_FAILURE == null && (LEVELS & level.code) != 0;
     }
 
     /** @return the instructions this kernel uses */

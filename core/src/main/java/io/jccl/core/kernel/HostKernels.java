@@ -49,12 +49,14 @@ public final class HostKernels {
             case "avx512" -> HalfFloatKernel.Level.AVX512;
             default -> HalfFloatKernel.best();
         };
-        boolean halfWanted = half.equals("native") || half.equals("avx2") || half.equals("avx512")
-                || half.equals("auto") && !wanted.equals("scalar");
+        boolean halfKnown = switch (half) {
+            case "auto", "native", "avx2", "avx512", "java" -> true;
+            default -> false;
+        };
+        boolean halfWanted = half.equals("auto") ? !wanted.equals("scalar") : halfKnown && !half.equals("java");
         String halfCause = level == null ? HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2)
                 : HalfFloatKernel.unavailabilityCause(level);
-        if (problem == null && !half.equals("auto") && !half.equals("native") && !half.equals("avx2")
-                && !half.equals("avx512") && !half.equals("java")) {
+        if (problem == null && !halfKnown) {
             problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, avx512, java";
         } else if (problem == null && halfWanted && halfCause == null) {
             kernel = new HalfFloatKernel(kernel, level);
