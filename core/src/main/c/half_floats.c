@@ -14,18 +14,13 @@
  * 16-bit format rounds each +, x correctly; max and min return an input's bits as Java's
  * `x >= y || isNaN(x) ? x : y` does (min: <=).
  *
- * Four levels of instructions, the caller choosing one that jccl_half_floats_levels() reports:
+ * Three levels of instructions, the caller choosing one that jccl_half_floats_levels() reports:
  * - AVX2 and F16C (Haswell, Zen and later): 256-bit registers.
  * - AVX-512 F and BW (Skylake-SP, Zen 4 and later): bfloat16 and max/min on 512-bit registers and
  *   mask registers, where the AVX2 bfloat16 sum is bound by its sixteen vector operations per
  *   register (0.59x of a copy in cache on a Sapphire Rapids core, 0.9x at 512 bits). float16 sum and
  *   product stay on F16C: at 512 bits the conversions split into as many micro-operations.
- * - AVX-512 BF16 and DQ (Cooper Lake, Sapphire Rapids, Zen 4 and later) on top: bfloat16 sum and
- *   product rounded by vcvtne2ps2bf16, which packs two registers of floats into one of bfloat16,
- *   rounding to nearest even, in one instruction: the integer rounding steps, a shift and a blend
- *   fewer. It flushes float subnormals to zero, so a block with a subnormal result (found by
- *   vfpclassps) is rounded by the integer steps instead.
- * - AVX-512 FP16 (Sapphire Rapids and later) on top of that: float16 sum and product in half precision
+ * - AVX-512 FP16 (Sapphire Rapids and later) on top: float16 sum and product in half precision
  *   (vaddph, vmulph), no conversion at all. The same bits as through float: float's 24 significand
  *   bits are at least twice binary16's 11 plus two, so the float detour's double rounding is
  *   harmless for + and x (a product of two binary16 values is even exact in float); FP16
@@ -56,16 +51,9 @@
 #else
 #define HAVE_FP16 0
 #endif
-/* AVX-512 BF16 intrinsics came with gcc 10 and clang 9 (so every compiler with FP16 has them). */
-#if (defined(__clang__) && __clang_major__ >= 9) || (!defined(__clang__) && __GNUC__ >= 10)
-#define HAVE_BF16 1
-#define TARGET_BF16 __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512dq,avx512bf16")))
-#else
-#define HAVE_BF16 0
-#endif
 
 enum op { SUM = 0, PROD = 1, MAX = 2, MIN = 3 };
-enum level { AVX2 = 1, AVX512 = 2, AVX512_BF16 = 4, AVX512_FP16 = 8 };
+enum level { AVX2 = 1, AVX512 = 2, AVX512_FP16 = 4 };
 
 /* The levels this CPU runs, a bit mask of enum level (0: none; then only this may be called). */
 EXPORT int jccl_half_floats_levels(void) {
@@ -75,14 +63,9 @@ EXPORT int jccl_half_floats_levels(void) {
         levels |= AVX2;
         if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw")) {
             levels |= AVX512;
-#if HAVE_BF16
-            if (__builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bf16")) {
-                levels |= AVX512_BF16;
 #if HAVE_FP16
-                if (__builtin_cpu_supports("avx512fp16")) {
-                    levels |= AVX512_FP16;
-                }
-#endif
+            if (__builtin_cpu_supports("avx512fp16")) {
+                levels |= AVX512_FP16;
             }
 #endif
         }
@@ -259,51 +242,6 @@ static TARGET_512 void reduce_avx512(int code, const uint16_t *a, const uint16_t
     reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
 }
 
-#if HAVE_BF16
-/*
- * bfloat16_arith_512 rounded by vcvtne2ps2bf16. Its output holds the low elements' results in words
- * 0 to 15 and the high ones' in 16 to 31, so a word permutation puts element 2j back from word j
- * and 2j + 1 from 16 + j. The instruction rounds to nearest even as bfloat16_round_high_512 does and
- * quiets NaNs as x86 arithmetic already has, but flushes subnormal floats to zero (DAZ and FTZ
- * whatever MXCSR says): a block with a subnormal result, rare in gradients, takes the integer steps.
- */
-static TARGET_BF16 void bfloat16_arith_bf16(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
-    const __m512i high = _mm512_set1_epi32((int) 0xffff0000u);
-    const __m512i interleave = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
-                                                23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-    for (size_t i = 0; i < n; i += 32) {
-        __m512i x = _mm512_loadu_si512(a + i);
-        __m512i y = _mm512_loadu_si512(b + i);
-        __m512 x_low = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
-        __m512 y_low = _mm512_castsi512_ps(_mm512_slli_epi32(y, 16));
-        __m512 x_high = _mm512_castsi512_ps(_mm512_and_si512(x, high));
-        __m512 y_high = _mm512_castsi512_ps(_mm512_and_si512(y, high));
-        __m512 r_low = op == SUM ? _mm512_add_ps(x_low, y_low) : _mm512_mul_ps(x_low, y_low);
-        __m512 r_high = op == SUM ? _mm512_add_ps(x_high, y_high) : _mm512_mul_ps(x_high, y_high);
-        __mmask16 subnormal = _mm512_fpclass_ps_mask(r_low, 0x20) | _mm512_fpclass_ps_mask(r_high, 0x20);
-        __m512i packed;
-        if (__builtin_expect(subnormal == 0, 1)) {
-            packed = _mm512_permutexvar_epi16(interleave, (__m512i) _mm512_cvtne2ps_pbh(r_high, r_low));
-        } else {
-            __m512i low = _mm512_srli_epi32(bfloat16_round_high_512(r_low), 16);
-            packed = _mm512_mask_blend_epi16(0xaaaaaaaau, low, bfloat16_round_high_512(r_high));
-        }
-        _mm512_storeu_si512(d + i, packed);
-    }
-}
-
-/* bfloat16 sum and product by vcvtne2ps2bf16 on whole 32-element blocks; the rest as at AVX-512. */
-static TARGET_BF16 void reduce_avx512_bf16(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
-    if (code != 4 && code != 5) {
-        reduce_avx512(code, a, b, d, n);
-        return;
-    }
-    size_t whole = n / 32 * 32;
-    bfloat16_arith_bf16(code == 4 ? SUM : PROD, a, b, d, whole);
-    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
-}
-#endif
-
 #if HAVE_FP16
 /* float16 sum and product in half precision, 32 elements a register, rounded to nearest even. */
 static TARGET_FP16 void float16_arith_fp16(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
@@ -314,10 +252,10 @@ static TARGET_FP16 void float16_arith_fp16(enum op op, const uint16_t *a, const 
     }
 }
 
-/* float16 sum and product in half precision on whole 32-element blocks; the rest as at AVX-512 BF16. */
+/* float16 sum and product in half precision on whole 32-element blocks; the rest as at AVX-512. */
 static TARGET_FP16 void reduce_avx512_fp16(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
     if (code > 1) {
-        reduce_avx512_bf16(code, a, b, d, n);
+        reduce_avx512(code, a, b, d, n);
         return;
     }
     size_t whole = n / 32 * 32;
@@ -339,19 +277,13 @@ EXPORT TARGET int jccl_half_floats_reduce(int level, int type, int op, const cha
     const uint16_t *b = (const uint16_t *) (b_base + b_offset);
     uint16_t *d = (uint16_t *) (d_base + d_offset);
     if (n % 16 != 0 || type < 0 || type > 1 || op < 0 || op > 3
-        || (level != AVX2 && level != AVX512 && level != AVX512_BF16 && level != AVX512_FP16)
+        || (level != AVX2 && level != AVX512 && level != AVX512_FP16)
         || (levels_once() & level) == 0) {
         return -1;
     }
 #if HAVE_FP16
     if (level == AVX512_FP16) {
         reduce_avx512_fp16(type * 4 + op, a, b, d, n);
-        return 0;
-    }
-#endif
-#if HAVE_BF16
-    if (level == AVX512_BF16) {
-        reduce_avx512_bf16(type * 4 + op, a, b, d, n);
         return 0;
     }
 #endif
