@@ -238,6 +238,15 @@ public final class CoreConfig {
     public static final String JCCL_HOST_HALF_FLOATS = "JCCL_HOST_HALF_FLOATS";
 
     @EnvVar(defaultValue = "auto",
+            description = "Reductions on the host into destinations from this many bytes stream their stores past "
+                    + "the caches (non-temporal stores, libjccl-streamstores.so, x86-64), a 16 KiB block at a time "
+                    + "through a buffer that stays in L1: auto (from 8 MiB where the library loads), off, or a byte "
+                    + "count of at least 16K (suffixes K, M, G; fail without the library). A reduction larger than "
+                    + "the caches otherwise reads each destination line before writing it, which a large copy does "
+                    + "not.")
+    public static final String JCCL_HOST_STREAM_STORES = "JCCL_HOST_STREAM_STORES";
+
+    @EnvVar(defaultValue = "auto",
             description = "Copies of host memory from 32 KiB: auto (the C library's memmove where it links, else "
                     + "MemorySegment.copy), libc (fail without memmove) or java (always MemorySegment.copy). "
                     + "memmove writes whole cache lines without reading them first, which copies into and out of "

@@ -3,8 +3,6 @@ package io.jccl.core.kernel;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 
-import java.io.IOException;
-import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -12,11 +10,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
-import java.net.URISyntaxException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.security.CodeSource;
 import java.util.Objects;
 
 /**
@@ -40,7 +33,6 @@ import java.util.Objects;
  */
 final class HalfFloatKernel implements ReductionKernel {
     static final String LIBRARY = "libjccl-halffloats.so";
-    private static final String RESOURCE = "META-INF/native/linux-" + System.getProperty("os.arch") + "/" + LIBRARY;
     /** Elements per native step (a 256-bit register of 16-bit values); counts below it stay in Java. */
     static final long STEP = 16;
 
@@ -72,7 +64,7 @@ final class HalfFloatKernel implements ReductionKernel {
         String failure = null;
         try {
             Linker linker = Linker.nativeLinker();
-            SymbolLookup library = SymbolLookup.libraryLookup(locate(), Arena.global());
+            SymbolLookup library = SymbolLookup.libraryLookup(BundledLibrary.locate(LIBRARY), Arena.global());
             MethodHandle levelsHandle = linker.downcallHandle(library.find("jccl_half_floats_levels").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT));
             levels = (int) levelsHandle.invokeExact();
@@ -206,35 +198,5 @@ final class HalfFloatKernel implements ReductionKernel {
     @Override
     public void copy(MemorySegment src, long srcOffset, MemorySegment dst, long dstOffset, long bytes) {
         others.copy(src, srcOffset, dst, dstOffset, bytes);
-    }
-
-    /**
-     * The library in the build's class directory where this class runs from one (tests, the build
-     * tree), else its copy from this module's jar in a temporary file (a library cannot be loaded
-     * from inside a jar).
-     */
-    private static Path locate() throws IOException {
-        CodeSource source = HalfFloatKernel.class.getProtectionDomain().getCodeSource();
-        if (source != null && source.getLocation() != null) {
-            try {
-                Path where = Path.of(source.getLocation().toURI());
-                if (Files.isDirectory(where) && Files.isRegularFile(where.resolve(RESOURCE))) {
-                    return where.resolve(RESOURCE);
-                }
-            } catch (URISyntaxException | IllegalArgumentException e) {
-                // Not a file location; the copy below.
-            }
-        }
-        // not a package name (it has '-'), so the module's encapsulation leaves it readable
-        try (InputStream in = HalfFloatKernel.class.getResourceAsStream("/" + RESOURCE)) {
-            if (in == null) {
-                throw new IOException("no " + RESOURCE + " for this platform (" + System.getProperty("os.name") + " "
-                        + System.getProperty("os.arch") + ")");
-            }
-            Path copy = Files.createTempFile("jccl-halffloats-", ".so");
-            copy.toFile().deleteOnExit();
-            Files.copy(in, copy, StandardCopyOption.REPLACE_EXISTING);
-            return copy;
-        }
     }
 }

@@ -9,7 +9,9 @@ import java.util.Locale;
  * Vector API kernel where the JVM has module {@code jdk.incubator.vector} (started with
  * {@code --add-modules jdk.incubator.vector}; {@code bin/jccl} does), else the scalar one.
  * {@code JCCL_HOST_KERNEL=scalar} forces the scalar kernel (a baseline, or a suspect JIT). float16
- * and bfloat16 go to native code where it runs ({@link HalfFloatKernel}, {@code JCCL_HOST_HALF_FLOATS}).
+ * and bfloat16 go to native code where it runs ({@link HalfFloatKernel}, {@code JCCL_HOST_HALF_FLOATS}),
+ * and reductions into large destinations stream their stores past the caches
+ * ({@link StreamingStoreKernel}, {@code JCCL_HOST_STREAM_STORES}).
  */
 public final class HostKernels {
     private static final ReductionKernel BEST;
@@ -67,6 +69,22 @@ public final class HostKernels {
                 problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + ", but " + halfCause;
             }
         }
+        String stream = System.getenv(CoreConfig.JCCL_HOST_STREAM_STORES);
+        stream = stream == null || stream.isBlank() ? "auto" : stream.trim().toLowerCase(Locale.ROOT);
+        long streamFrom = streamFrom(stream);
+        if (problem == null && streamFrom == -1) {
+            problem = CoreConfig.JCCL_HOST_STREAM_STORES + "=" + stream + " is not one of auto, off, or a byte count of at least "
+                    + StreamingStoreKernel.BLOCK_BYTES + " (suffixes K, M, G)";
+        } else if (problem == null && streamFrom > 0 && StreamingStoreKernel.isAvailable()) {
+            kernel = new StreamingStoreKernel(kernel, streamFrom);
+            description += "; streaming stores from " + streamFrom + " bytes";
+        } else if (problem == null && streamFrom > 0) {
+            description += "; no streaming stores (" + StreamingStoreKernel.unavailabilityCause() + ")";
+            if (!stream.equals("auto")) {
+                problem = CoreConfig.JCCL_HOST_STREAM_STORES + "=" + stream + ", but "
+                        + StreamingStoreKernel.unavailabilityCause();
+            }
+        }
         BEST = kernel;
         DESCRIPTION = description;
         PROBLEM = problem;
@@ -75,10 +93,33 @@ public final class HostKernels {
     private HostKernels() {
     }
 
+    /** JCCL_HOST_STREAM_STORES as destination bytes from which to stream: 0 for off, -1 for a bad value */
+    static long streamFrom(String value) {
+        if (value.equals("auto")) {
+            return StreamingStoreKernel.DEFAULT_MIN_BYTES;
+        }
+        if (value.equals("off") || value.equals("0")) {
+            return 0;
+        }
+        long unit = switch (value.charAt(value.length() - 1)) {
+            case 'k' -> 1L << 10;
+            case 'm' -> 1L << 20;
+            case 'g' -> 1L << 30;
+            default -> 1;
+        };
+        String digits = unit == 1 ? value : value.substring(0, value.length() - 1);
+        try {
+            long bytes = Math.multiplyExact(Long.parseLong(digits), unit);
+            return bytes >= StreamingStoreKernel.BLOCK_BYTES ? bytes : -1;
+        } catch (NumberFormatException | ArithmeticException e) {
+            return -1;
+        }
+    }
+
     /**
      * @return the host kernel this process uses
-     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL}, {@code JCCL_HOST_HALF_FLOATS} or
-     *         {@code JCCL_HOST_COPY} asks for what cannot be had
+     * @throws IllegalArgumentException if {@code JCCL_HOST_KERNEL}, {@code JCCL_HOST_HALF_FLOATS},
+     *         {@code JCCL_HOST_STREAM_STORES} or {@code JCCL_HOST_COPY} asks for what cannot be had
      */
     public static ReductionKernel best() {
         if (PROBLEM != null) {

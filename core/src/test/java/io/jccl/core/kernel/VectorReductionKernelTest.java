@@ -37,6 +37,9 @@ class VectorReductionKernelTest {
 
     /** The kernel of the types other than float16 and bfloat16 (those may go to native code). */
     private static ReductionKernel beneathHalfFloats(ReductionKernel kernel) {
+        if (kernel instanceof StreamingStoreKernel streaming) {
+            kernel = streaming.inner();
+        }
         return kernel instanceof HalfFloatKernel half ? half.others() : kernel;
     }
 
