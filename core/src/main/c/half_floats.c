@@ -55,6 +55,36 @@
 enum op { SUM = 0, PROD = 1, MAX = 2, MIN = 3 };
 enum level { AVX2 = 1, AVX512 = 2, AVX512_FP16 = 4 };
 
+/*
+ * Stores of a result: ordinary, or streaming past the caches (non-temporal) for a destination larger
+ * than they hold, where an ordinary store would first read the line for ownership. Streaming needs
+ * the address aligned to the store's size; jccl_half_floats_reduce checks the destination is
+ * aligned to 64 bytes, and every kernel stores at multiples of its width from there.
+ */
+INLINE void store128(uint16_t *p, __m128i v, int stream) {
+    if (stream) {
+        _mm_stream_si128((__m128i *) p, v);
+    } else {
+        _mm_storeu_si128((__m128i *) p, v);
+    }
+}
+
+INLINE void store256(uint16_t *p, __m256i v, int stream) {
+    if (stream) {
+        _mm256_stream_si256((__m256i *) p, v);
+    } else {
+        _mm256_storeu_si256((__m256i *) p, v);
+    }
+}
+
+INLINE_512 void store512(uint16_t *p, __m512i v, int stream) {
+    if (stream) {
+        _mm512_stream_si512((void *) p, v);
+    } else {
+        _mm512_storeu_si512(p, v);
+    }
+}
+
 /* The levels this CPU runs, a bit mask of enum level (0: none; then only this may be called). */
 EXPORT int jccl_half_floats_levels(void) {
     __builtin_cpu_init();
@@ -83,7 +113,7 @@ static int levels_once(void) {
 }
 
 /* float16 sum and product: widen with F16C, combine, round back with F16C (to nearest even). */
-INLINE void float16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE void float16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     for (size_t i = 0; i < n; i += 16) {
         __m256 x0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (a + i)));
         __m256 x1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (a + i + 8)));
@@ -91,8 +121,8 @@ INLINE void float16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint
         __m256 y1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *) (b + i + 8)));
         __m256 r0 = op == SUM ? _mm256_add_ps(x0, y0) : _mm256_mul_ps(x0, y0);
         __m256 r1 = op == SUM ? _mm256_add_ps(x1, y1) : _mm256_mul_ps(x1, y1);
-        _mm_storeu_si128((__m128i *) (d + i), _mm256_cvtps_ph(r0, _MM_FROUND_TO_NEAREST_INT));
-        _mm_storeu_si128((__m128i *) (d + i + 8), _mm256_cvtps_ph(r1, _MM_FROUND_TO_NEAREST_INT));
+        store128(d + i, _mm256_cvtps_ph(r0, _MM_FROUND_TO_NEAREST_INT), stream);
+        store128(d + i + 8, _mm256_cvtps_ph(r1, _MM_FROUND_TO_NEAREST_INT), stream);
     }
 }
 
@@ -102,7 +132,7 @@ INLINE void float16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint
  * infinity's) keys past infinity, so it is decided apart: x wins if it is NaN, y if it is NaN and x
  * is not.
  */
-INLINE void pick(enum op op, uint16_t infinity_bits, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE void pick(enum op op, uint16_t infinity_bits, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     const __m256i magnitude_bits = _mm256_set1_epi16(0x7fff);
     const __m256i infinity = _mm256_set1_epi16((short) infinity_bits);
     for (size_t i = 0; i < n; i += 16) {
@@ -119,7 +149,7 @@ INLINE void pick(enum op op, uint16_t infinity_bits, const uint16_t *a, const ui
         __m256i x_nan = _mm256_cmpgt_epi16(x_magnitude, infinity);
         __m256i y_nan = _mm256_cmpgt_epi16(y_magnitude, infinity);
         __m256i take_y = _mm256_andnot_si256(x_nan, _mm256_or_si256(x_loses, y_nan));
-        _mm256_storeu_si256((__m256i *) (d + i), _mm256_blendv_epi8(x, y, take_y));
+        store256(d + i, _mm256_blendv_epi8(x, y, take_y), stream);
     }
 }
 
@@ -143,7 +173,7 @@ INLINE __m256i bfloat16_round_high(__m256 f, __m256i lowest_kept, __m256i half) 
  * default NaN, so from bfloat16 inputs its low 16 bits are zero, and adding 0x7fff or 0x8000 leaves
  * the top half as it is: the quiet NaN that HalfFloats.toBfloat16 gives.
  */
-INLINE void bfloat16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE void bfloat16_arith(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     const __m256i high = _mm256_set1_epi32((int) 0xffff0000u);
     const __m256i lowest_kept = _mm256_set1_epi32(0x00010000);
     const __m256i half = _mm256_set1_epi32(0x8000);
@@ -162,13 +192,13 @@ INLINE void bfloat16_arith(enum op op, const uint16_t *a, const uint16_t *b, uin
         __m256 r_high = op == SUM ? _mm256_add_ps(x_high, y_high) : _mm256_mul_ps(x_high, y_high);
         __m256i low = bfloat16_round_high(r_low, lowest_kept, half);
         __m256i high_rounded = bfloat16_round_high(r_high, lowest_kept, half);
-        _mm256_storeu_si256((__m256i *) (d + i), _mm256_blend_epi16(_mm256_shuffle_epi8(low, down), high_rounded, 0xaa));
+        store256(d + i, _mm256_blend_epi16(_mm256_shuffle_epi8(low, down), high_rounded, 0xaa), stream);
     }
 }
 
 /* AVX-512: the same algorithms as above on 32 elements a register, with mask registers. */
 
-INLINE_512 void pick_512(enum op op, uint16_t infinity_bits, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE_512 void pick_512(enum op op, uint16_t infinity_bits, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     const __m512i magnitude_bits = _mm512_set1_epi16(0x7fff);
     const __m512i infinity = _mm512_set1_epi16((short) infinity_bits);
     for (size_t i = 0; i < n; i += 32) {
@@ -183,7 +213,7 @@ INLINE_512 void pick_512(enum op op, uint16_t infinity_bits, const uint16_t *a, 
         __mmask32 x_loses = op == MAX ? _mm512_cmpgt_epi16_mask(y_key, x_key) : _mm512_cmpgt_epi16_mask(x_key, y_key);
         __mmask32 x_nan = _mm512_cmpgt_epi16_mask(x_magnitude, infinity);
         __mmask32 y_nan = _mm512_cmpgt_epi16_mask(y_magnitude, infinity);
-        _mm512_storeu_si512(d + i, _mm512_mask_blend_epi16(~x_nan & (x_loses | y_nan), x, y));
+        store512(d + i, _mm512_mask_blend_epi16(~x_nan & (x_loses | y_nan), x, y), stream);
     }
 }
 
@@ -197,7 +227,7 @@ INLINE_512 __m512i bfloat16_round_high_512(__m512 f) {
 
 /* bfloat16_arith at 512 bits: the low elements move up by a shift (no byte shuffle needed), and a
  * word blend under a mask puts the two results back together. */
-INLINE_512 void bfloat16_arith_512(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE_512 void bfloat16_arith_512(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     const __m512i high = _mm512_set1_epi32((int) 0xffff0000u);
     for (size_t i = 0; i < n; i += 32) {
         __m512i x = _mm512_loadu_si512(a + i);
@@ -209,88 +239,93 @@ INLINE_512 void bfloat16_arith_512(enum op op, const uint16_t *a, const uint16_t
         __m512 r_low = op == SUM ? _mm512_add_ps(x_low, y_low) : _mm512_mul_ps(x_low, y_low);
         __m512 r_high = op == SUM ? _mm512_add_ps(x_high, y_high) : _mm512_mul_ps(x_high, y_high);
         __m512i low = _mm512_srli_epi32(bfloat16_round_high_512(r_low), 16);
-        _mm512_storeu_si512(d + i, _mm512_mask_blend_epi16(0xaaaaaaaau, low, bfloat16_round_high_512(r_high)));
+        store512(d + i, _mm512_mask_blend_epi16(0xaaaaaaaau, low, bfloat16_round_high_512(r_high)), stream);
     }
 }
 
 /* The AVX2 kernels on every element, or the AVX-512 ones on whole 32-element blocks and the AVX2
  * ones on a last block of 16. */
-INLINE void reduce_avx2(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+INLINE void reduce_avx2(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     switch (code) {
-    case 0: float16_arith(SUM, a, b, d, n); break;
-    case 1: float16_arith(PROD, a, b, d, n); break;
-    case 2: pick(MAX, 0x7c00, a, b, d, n); break;
-    case 3: pick(MIN, 0x7c00, a, b, d, n); break;
-    case 4: bfloat16_arith(SUM, a, b, d, n); break;
-    case 5: bfloat16_arith(PROD, a, b, d, n); break;
-    case 6: pick(MAX, 0x7f80, a, b, d, n); break;
-    case 7: pick(MIN, 0x7f80, a, b, d, n); break;
+    case 0: float16_arith(SUM, a, b, d, n, stream); break;
+    case 1: float16_arith(PROD, a, b, d, n, stream); break;
+    case 2: pick(MAX, 0x7c00, a, b, d, n, stream); break;
+    case 3: pick(MIN, 0x7c00, a, b, d, n, stream); break;
+    case 4: bfloat16_arith(SUM, a, b, d, n, stream); break;
+    case 5: bfloat16_arith(PROD, a, b, d, n, stream); break;
+    case 6: pick(MAX, 0x7f80, a, b, d, n, stream); break;
+    case 7: pick(MIN, 0x7f80, a, b, d, n, stream); break;
     }
 }
 
-static TARGET_512 void reduce_avx512(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+static TARGET_512 void reduce_avx512(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     size_t whole = n / 32 * 32;
     switch (code) {
-    case 2: pick_512(MAX, 0x7c00, a, b, d, whole); break;
-    case 3: pick_512(MIN, 0x7c00, a, b, d, whole); break;
-    case 4: bfloat16_arith_512(SUM, a, b, d, whole); break;
-    case 5: bfloat16_arith_512(PROD, a, b, d, whole); break;
-    case 6: pick_512(MAX, 0x7f80, a, b, d, whole); break;
-    case 7: pick_512(MIN, 0x7f80, a, b, d, whole); break;
+    case 2: pick_512(MAX, 0x7c00, a, b, d, whole, stream); break;
+    case 3: pick_512(MIN, 0x7c00, a, b, d, whole, stream); break;
+    case 4: bfloat16_arith_512(SUM, a, b, d, whole, stream); break;
+    case 5: bfloat16_arith_512(PROD, a, b, d, whole, stream); break;
+    case 6: pick_512(MAX, 0x7f80, a, b, d, whole, stream); break;
+    case 7: pick_512(MIN, 0x7f80, a, b, d, whole, stream); break;
     default: whole = 0; /* float16 sum and product: F16C */
     }
-    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
+    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole, stream);
 }
 
 #if HAVE_FP16
 /* float16 sum and product in half precision, 32 elements a register, rounded to nearest even. */
-static TARGET_FP16 void float16_arith_fp16(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+static TARGET_FP16 void float16_arith_fp16(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n,
+                                           int stream) {
     for (size_t i = 0; i < n; i += 32) {
         __m512h x = _mm512_loadu_ph(a + i);
         __m512h y = _mm512_loadu_ph(b + i);
-        _mm512_storeu_ph(d + i, op == SUM ? _mm512_add_ph(x, y) : _mm512_mul_ph(x, y));
+        store512(d + i, _mm512_castph_si512(op == SUM ? _mm512_add_ph(x, y) : _mm512_mul_ph(x, y)), stream);
     }
 }
 
 /* float16 sum and product in half precision on whole 32-element blocks; the rest as at AVX-512. */
-static TARGET_FP16 void reduce_avx512_fp16(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n) {
+static TARGET_FP16 void reduce_avx512_fp16(int code, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n,
+                                           int stream) {
     if (code > 1) {
-        reduce_avx512(code, a, b, d, n);
+        reduce_avx512(code, a, b, d, n, stream);
         return;
     }
     size_t whole = n / 32 * 32;
-    float16_arith_fp16(code == 0 ? SUM : PROD, a, b, d, whole);
-    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole);
+    float16_arith_fp16(code == 0 ? SUM : PROD, a, b, d, whole, stream);
+    reduce_avx2(code, a + whole, b + whole, d + whole, n - whole, stream);
 }
 #endif
 
 /*
  * d[i] = a[i] op b[i] for n elements (a multiple of 16), each array at its base plus a byte offset
  * (the caller has checked the bounds), with the instructions of one level (enum level). type: 0
- * float16, 1 bfloat16; op: 0 sum, 1 product, 2 max, 3 min. Returns 0, or -1 (nothing written) for
- * another type, op, n, or a level this CPU lacks.
+ * float16, 1 bfloat16; op: 0 sum, 1 product, 2 max, 3 min. stream: 1 to store past the caches
+ * (d aligned to 64 bytes; fenced before returning), 0 for ordinary stores. Returns 0, or -1
+ * (nothing written) for another type, op, n, a level this CPU lacks, or an unaligned stream.
  */
 EXPORT TARGET int jccl_half_floats_reduce(int level, int type, int op, const char *a_base, size_t a_offset,
                                           const char *b_base, size_t b_offset, char *d_base, size_t d_offset,
-                                          size_t n) {
+                                          size_t n, int stream) {
     const uint16_t *a = (const uint16_t *) (a_base + a_offset);
     const uint16_t *b = (const uint16_t *) (b_base + b_offset);
     uint16_t *d = (uint16_t *) (d_base + d_offset);
     if (n % 16 != 0 || type < 0 || type > 1 || op < 0 || op > 3
         || (level != AVX2 && level != AVX512 && level != AVX512_FP16)
-        || (levels_once() & level) == 0) {
+        || (levels_once() & level) == 0 || (stream != 0 && stream != 1) || (stream && ((uintptr_t) d & 63) != 0)) {
         return -1;
     }
 #if HAVE_FP16
     if (level == AVX512_FP16) {
-        reduce_avx512_fp16(type * 4 + op, a, b, d, n);
-        return 0;
-    }
+        reduce_avx512_fp16(type * 4 + op, a, b, d, n, stream);
+    } else
 #endif
     if (level == AVX512) {
-        reduce_avx512(type * 4 + op, a, b, d, n);
+        reduce_avx512(type * 4 + op, a, b, d, n, stream);
     } else {
-        reduce_avx2(type * 4 + op, a, b, d, n);
+        reduce_avx2(type * 4 + op, a, b, d, n, stream);
+    }
+    if (stream) {
+        _mm_sfence(); /* streamed stores are weakly ordered: visible before the caller's next store */
     }
     return 0;
 }
@@ -302,9 +337,10 @@ EXPORT int jccl_half_floats_levels(void) {
 }
 
 EXPORT int jccl_half_floats_reduce(int level, int type, int op, const char *a_base, size_t a_offset,
-                                   const char *b_base, size_t b_offset, char *d_base, size_t d_offset, size_t n) {
+                                   const char *b_base, size_t b_offset, char *d_base, size_t d_offset, size_t n,
+                                   int stream) {
     (void) level, (void) type, (void) op, (void) a_base, (void) a_offset, (void) b_base, (void) b_offset, (void) d_base,
-        (void) d_offset, (void) n;
+        (void) d_offset, (void) n, (void) stream;
     return -1;
 }
 

@@ -71,7 +71,8 @@ final class HalfFloatKernel implements ReductionKernel {
             reduce = linker.downcallHandle(library.find("jccl_half_floats_reduce").orElseThrow(),
                     FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
                             ValueLayout.JAVA_INT, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.ADDRESS,
-                            ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG));
+                            ValueLayout.JAVA_LONG, ValueLayout.ADDRESS, ValueLayout.JAVA_LONG, ValueLayout.JAVA_LONG,
+                            ValueLayout.JAVA_INT));
         } catch (Throwable e) { // no library for this platform, no native access granted, no linker
             failure = LIBRARY + " could not be loaded: " + e;
             levels = 0;
@@ -153,40 +154,90 @@ final class HalfFloatKernel implements ReductionKernel {
     @Override
     public void reduce(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
                        MemorySegment dst, long dstOffset, long count) {
-        int typeCode = type == DataType.FLOAT16 ? 0 : type == DataType.BFLOAT16 ? 1 : -1;
-        int opCode = switch (op) {
+        int typeCode = typeCode(type);
+        int opCode = opCode(op);
+        if (typeCode < 0 || opCode < 0 || count < STEP || !a.isNative() || !b.isNative() || !dst.isNative()) {
+            others.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
+            return;
+        }
+        checkBounds(a, aOffset, b, bOffset, dst, dstOffset, count);
+        long whole = count / STEP * STEP;
+        invoke(type, op, a, aOffset, b, bOffset, dst, dstOffset, whole, false);
+        if (whole < count) {
+            long bytes = whole * 2;
+            others.reduce(type, op, a, aOffset + bytes, b, bOffset + bytes, dst, dstOffset + bytes, count - whole);
+        }
+    }
+
+    /**
+     * {@link #reduce} with the destination's whole 64-byte lines stored past the caches (for
+     * {@link StreamingStoreKernel}: a fused loop beats its block-and-copy, which a 16-bit kernel's
+     * extra arithmetic slows down), the unaligned head and the tail by ordinary stores.
+     *
+     * @return whether it did; {@code false} (nothing done) for a type or operation this kernel hands
+     *         on, heap segments, a destination not on a 2-byte boundary, or fewer than two lines
+     */
+    boolean reduceStreaming(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
+                            MemorySegment dst, long dstOffset, long count) {
+        long address = dst.address() + dstOffset;
+        long head = ((64 - (address & 63)) & 63) / 2;
+        if (typeCode(type) < 0 || opCode(op) < 0 || !a.isNative() || !b.isNative() || !dst.isNative()
+                || (address & 1) != 0 || count - head < 2 * 32) {
+            return false;
+        }
+        checkBounds(a, aOffset, b, bOffset, dst, dstOffset, count);
+        reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, head);
+        long whole = (count - head) / STEP * STEP;
+        long at = head * 2;
+        invoke(type, op, a, aOffset + at, b, bOffset + at, dst, dstOffset + at, whole, true);
+        long done = head + whole;
+        if (done < count) {
+            at = done * 2;
+            others.reduce(type, op, a, aOffset + at, b, bOffset + at, dst, dstOffset + at, count - done);
+        }
+        return true;
+    }
+
+    private static int typeCode(DataType type) {
+        return type == DataType.FLOAT16 ? 0 : type == DataType.BFLOAT16 ? 1 : -1;
+    }
+
+    private static int opCode(ReduceOp op) {
+        return switch (op) {
             case SUM -> 0;
             case PROD -> 1;
             case MAX -> 2;
             case MIN -> 3;
             default -> -1;
         };
-        if (typeCode < 0 || opCode < 0 || count < STEP || !a.isNative() || !b.isNative() || !dst.isNative()) {
-            others.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
-            return;
-        }
+    }
+
+    private static void checkBounds(MemorySegment a, long aOffset, MemorySegment b, long bOffset, MemorySegment dst,
+                                    long dstOffset, long count) {
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("reduction into a read-only segment");
         }
-        long whole = count / STEP * STEP;
-        long bytes = whole * 2;
+        long bytes = count * 2;
         Objects.checkFromIndexSize(aOffset, bytes, a.byteSize());
         Objects.checkFromIndexSize(bOffset, bytes, b.byteSize());
         Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
+    }
+
+    /** The native kernel on {@code whole} elements (a multiple of {@link #STEP}), bounds checked. */
+    private void invoke(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
+                        MemorySegment dst, long dstOffset, long whole, boolean stream) {
         int rc;
         try {
-            rc = (int) REDUCE.invokeExact(level.code, typeCode, opCode, a, aOffset, b, bOffset, dst, dstOffset, whole);
+            rc = (int) REDUCE.invokeExact(level.code, typeCode(type), opCode(op), a, aOffset, b, bOffset, dst, dstOffset,
+                    whole, stream ? 1 : 0);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(LIBRARY + " failed", t);
         }
-        if (rc != 0) { // only for arguments this method never passes
+        if (rc != 0) { // only for arguments this class never passes
             throw new IllegalStateException(LIBRARY + " refused type " + type + " op " + op + " count " + whole
-                    + " at level " + level);
-        }
-        if (whole < count) {
-            others.reduce(type, op, a, aOffset + bytes, b, bOffset + bytes, dst, dstOffset + bytes, count - whole);
+                    + " at level " + level + (stream ? ", streaming" : ""));
         }
     }
 

@@ -21,6 +21,8 @@ import java.util.Objects;
  * of destination this kernel has the wrapped one reduce a block of {@link #BLOCK_BYTES} at a time
  * into a buffer of the calling thread that stays in L1, and streams each block out with
  * non-temporal stores ({@code libjccl-streamstores.so}, {@code src/main/c/stream_stores.c}).
+ * float16 and bfloat16 in {@link HalfFloatKernel}'s native code stream from its own loop instead
+ * ({@link HalfFloatKernel#reduceStreaming}): there the block and its copy cost more than they save.
  * Below that size, into heap memory, and for every other call it is the wrapped kernel: in cache,
  * streaming stores halve the speed and evict what the next step reads.
  *
@@ -115,6 +117,10 @@ final class StreamingStoreKernel implements ReductionKernel {
         if (bytes < minBytes || !dst.isNative()) {
             inner.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
             return;
+        }
+        if (inner instanceof HalfFloatKernel half && half.reduceStreaming(type, op, a, aOffset, b, bOffset, dst,
+                dstOffset, count)) {
+            return; // float16, bfloat16: streamed by the native kernel's own loop
         }
         if (dst.isReadOnly()) {
             throw new IllegalArgumentException("reduction into a read-only segment");

@@ -176,6 +176,48 @@ class HalfFloatKernelTest {
         }
     }
 
+    /**
+     * Stores past the caches (for large destinations) give the ordinary stores' bits: an unaligned
+     * head, the streamed lines and a tail, every type and operation; a destination off a 2-byte
+     * boundary or too short to stream is declined, and nothing is written.
+     */
+    @ParameterizedTest
+    @EnumSource(HalfFloatKernel.Level.class)
+    void streamingStoresGiveTheSameBits(HalfFloatKernel.Level level) {
+        assumeAvailable(level);
+        HalfFloatKernel kernel = new HalfFloatKernel(scalar, level);
+        int n = 4096 + 37;
+        Random random = new Random(7);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment x = arena.allocate(2L * n, 64);
+            MemorySegment y = arena.allocate(2L * n, 64);
+            MemorySegment expected = arena.allocate(2L * n + 64, 64);
+            MemorySegment actual = arena.allocate(2L * n + 64, 64);
+            for (int i = 0; i < n; i++) {
+                x.setAtIndex(JAVA_SHORT_UNALIGNED, i, (short) random.nextInt());
+                y.setAtIndex(JAVA_SHORT_UNALIGNED, i, (short) random.nextInt());
+            }
+            for (DataType type : TYPES) {
+                for (ReduceOp op : OPS) {
+                    for (long offset : new long[] {0, 2, 62}) {
+                        kernel.reduce(type, op, x, 0, y, 0, expected, offset, n);
+                        assertTrue(kernel.reduceStreaming(type, op, x, 0, y, 0, actual, offset, n), type + " " + op);
+                        assertSame16(type, op, x, y, expected.asSlice(offset, 2L * n), actual.asSlice(offset, 2L * n),
+                                " streamed at offset " + offset + ", " + level);
+                    }
+                }
+            }
+            MemorySegment untouched = arena.allocate(2L * n + 64, 64);
+            assertTrue(!kernel.reduceStreaming(DataType.FLOAT16, ReduceOp.SUM, x, 0, y, 0, untouched, 1, n - 1),
+                    "an odd destination address streamed");
+            assertTrue(!kernel.reduceStreaming(DataType.FLOAT16, ReduceOp.SUM, x, 0, y, 0, untouched, 2, 64),
+                    "a destination of less than two lines past its head streamed");
+            assertTrue(!kernel.reduceStreaming(DataType.FLOAT32, ReduceOp.SUM, x, 0, y, 0, untouched, 0, n / 2),
+                    "float32 streamed by the 16-bit kernel");
+            assertEquals(-1, untouched.mismatch(arena.allocate(2L * n + 64)), "a declined call wrote");
+        }
+    }
+
     /** Misuse at the API edge: a clear exception, and nothing written. */
     @ParameterizedTest
     @EnumSource(HalfFloatKernel.Level.class)

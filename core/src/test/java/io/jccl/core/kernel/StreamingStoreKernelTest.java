@@ -106,6 +106,36 @@ class StreamingStoreKernelTest {
         }
     }
 
+    /** Wrapping the native 16-bit kernel: its own streaming loop, or the blocks where it declines; the same bytes either way. */
+    @Test
+    void theNativeSixteenBitKernelStreamsFromItsOwnLoop() {
+        assumeAvailable();
+        HalfFloatKernel.Level level = HalfFloatKernel.best();
+        assumeTrue(level != null, () -> "native 16-bit float kernel: "
+                + HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2));
+        ReductionKernel half = new HalfFloatKernel(HostReductionKernel.INSTANCE, level);
+        ReductionKernel kernel = new StreamingStoreKernel(half, FROM);
+        long count = 3 * FROM / 2 + 21;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = arena.allocate(2 * count, 64);
+            MemorySegment b = arena.allocate(2 * count, 64);
+            MemorySegment expected = arena.allocate(2 * count + 64, 64);
+            MemorySegment actual = arena.allocate(2 * count + 64, 64);
+            fill(a, 6);
+            fill(b, 7);
+            for (DataType type : new DataType[] {DataType.FLOAT16, DataType.BFLOAT16}) {
+                for (ReduceOp op : new ReduceOp[] {ReduceOp.MAX, ReduceOp.MIN}) { // no NaN payloads to differ
+                    for (long offset : new long[] {0, 6, 1}) { // 1: odd, declined by the native loop, so blocks
+                        half.reduce(type, op, a, 0, b, 0, expected, offset, count);
+                        kernel.reduce(type, op, a, 0, b, 0, actual, offset, count);
+                        assertEquals(-1, expected.asSlice(offset, 2 * count).mismatch(actual.asSlice(offset, 2 * count)),
+                                type + " " + op + " at offset " + offset);
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void inPlaceReadsEachBlockBeforeWritingIt() {
         assumeAvailable();
