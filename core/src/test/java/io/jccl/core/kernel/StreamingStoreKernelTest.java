@@ -3,6 +3,8 @@ package io.jccl.core.kernel;
 import io.jccl.spi.DataType;
 import io.jccl.spi.ReduceOp;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -70,9 +72,17 @@ class StreamingStoreKernelTest {
         }
     }
 
-    @Test
-    void everyTypeAndOperationGivesTheWrappedKernelsBytes() {
+    /**
+     * Every type and operation, through the fused native loop (a destination on its element
+     * boundary) and through blocks (one off it): the wrapped kernel's bytes, but for which NaN a
+     * floating-point sum or product gives.
+     */
+    @ParameterizedTest(name = "fused loops of width {0} (1 AVX2, 2 AVX-512)")
+    @ValueSource(ints = {1, 2})
+    void everyTypeAndOperationGivesTheWrappedKernelsBytes(int width) {
         assumeAvailable();
+        assumeTrue(width <= StreamingStoreKernel.WIDEST, () -> "this CPU runs the fused loops at width "
+                + StreamingStoreKernel.WIDEST + " at most (2: AVX-512 F, BW and DQ; 1: AVX2)");
         ReductionKernel inner = HostKernels.inJava();
         long bytes = 3 * FROM + 200; // three whole blocks and a part, a multiple of every type's size
         try (Arena arena = Arena.ofConfined()) {
@@ -88,21 +98,61 @@ class StreamingStoreKernelTest {
                     if (!inner.supports(type, op)) {
                         continue;
                     }
-                    Counting counting = new Counting(inner);
-                    ReductionKernel kernel = new StreamingStoreKernel(counting, FROM);
-                    long count = bytes / type.size();
-                    // a destination 8 bytes past a line boundary: the copy's head and tail take ordinary stores
-                    inner.reduce(type, op, a, 0, b, 0, expected, 8, count);
-                    kernel.reduce(type, op, a, 0, b, 0, actual, 8, count);
-                    assertEquals(-1, expected.asSlice(8, bytes).mismatch(actual.asSlice(8, bytes)), type + " " + op);
-                    assertEquals(4, counting.targets.size(), type + " " + op + ": reductions of the wrapped kernel");
-                    for (MemorySegment target : counting.targets) {
-                        assertNotEquals(actual.address(), target.address(), "a block went straight into the destination");
+                    // 8: past a line boundary, the head and tail go to the wrapped kernel; 1: off the element boundary
+                    for (long offset : type.size() == 1 ? new long[] {8} : new long[] {8, 1}) {
+                        Counting counting = new Counting(inner);
+                        ReductionKernel kernel = new StreamingStoreKernel(counting, FROM, width);
+                        long count = bytes / type.size();
+                        inner.reduce(type, op, a, 0, b, 0, expected, offset, count);
+                        kernel.reduce(type, op, a, 0, b, 0, actual, offset, count);
+                        assertSameValues(type, op, expected.asSlice(offset, bytes), actual.asSlice(offset, bytes),
+                                type + " " + op + " at offset " + offset);
+                        boolean sixteenBit = type == DataType.FLOAT16 || type == DataType.BFLOAT16;
+                        if (offset == 1 || sixteenBit) { // blocks, none straight into the destination
+                            assertEquals(4, counting.targets.size(), type + " " + op + ": blocks of the wrapped kernel");
+                            for (MemorySegment target : counting.targets) {
+                                assertNotEquals(actual.address(), target.address(), "a block went straight into the destination");
+                            }
+                        } else { // the fused loop: only the head and the tail in the wrapped kernel
+                            assertEquals(2, counting.targets.size(), type + " " + op + ": head and tail");
+                        }
                     }
                     checked++;
                 }
             }
             assertTrue(checked >= 20, "only " + checked + " (type, op) pairs supported");
+        }
+    }
+
+    /** Byte for byte, but a NaN of a floating-point sum or product need only be a NaN (Java leaves its payload open). */
+    private static void assertSameValues(DataType type, ReduceOp op, MemorySegment expected, MemorySegment actual,
+                                         String where) {
+        boolean nanFree = !type.isFloatingPoint() || (op != ReduceOp.SUM && op != ReduceOp.PROD);
+        if (nanFree) {
+            long at = expected.mismatch(actual);
+            assertEquals(-1, at, () -> where + String.format(": byte %d expected 0x%02x actual 0x%02x", at,
+                    expected.get(ValueLayout.JAVA_BYTE, at), actual.get(ValueLayout.JAVA_BYTE, at)));
+            return;
+        }
+        for (long i = 0; i < expected.byteSize() / type.size(); i++) {
+            if (type == DataType.FLOAT16 || type == DataType.BFLOAT16) {
+                short e = expected.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i);
+                short x = actual.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i);
+                int exponent = type == DataType.FLOAT16 ? 0x7c00 : 0x7f80;
+                boolean bothNaN = (e & exponent) == exponent && (e & ~exponent & 0x7fff) != 0
+                        && (x & exponent) == exponent && (x & ~exponent & 0x7fff) != 0;
+                assertTrue(e == x || bothNaN, where + String.format(": element %d expected 0x%04x actual 0x%04x", i, e, x));
+            } else if (type == DataType.FLOAT32) {
+                float e = expected.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+                float x = actual.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+                assertTrue(Float.floatToRawIntBits(e) == Float.floatToRawIntBits(x) || (Float.isNaN(e) && Float.isNaN(x)),
+                        where + ": element " + i + " expected " + e + " actual " + x);
+            } else {
+                double e = expected.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                double x = actual.getAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, i);
+                assertTrue(Double.doubleToRawLongBits(e) == Double.doubleToRawLongBits(x)
+                        || (Double.isNaN(e) && Double.isNaN(x)), where + ": element " + i + " expected " + e + " actual " + x);
+            }
         }
     }
 
@@ -131,6 +181,35 @@ class StreamingStoreKernelTest {
                         assertEquals(-1, expected.asSlice(offset, 2 * count).mismatch(actual.asSlice(offset, 2 * count)),
                                 type + " " + op + " at offset " + offset);
                     }
+                }
+            }
+        }
+    }
+
+    /** Math.max and Math.min on the values where they differ from a compare: zeros of both signs and NaNs. */
+    @Test
+    void floatMaxAndMinPickAsMathMaxAndMin() {
+        assumeAvailable();
+        ReductionKernel kernel = new StreamingStoreKernel(HostReductionKernel.INSTANCE, FROM);
+        float[] special = {0f, -0f, Float.NaN, Float.intBitsToFloat(0x7fc12345), Float.intBitsToFloat(0xffa00001),
+                1f, -1f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.MIN_VALUE, -Float.MIN_VALUE};
+        int count = (int) (2 * FROM / 4);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment a = arena.allocate(4L * count, 64);
+            MemorySegment b = arena.allocate(4L * count, 64);
+            MemorySegment d = arena.allocate(4L * count, 64);
+            for (int i = 0; i < count; i++) {
+                a.setAtIndex(ValueLayout.JAVA_FLOAT, i, special[i % special.length]);
+                b.setAtIndex(ValueLayout.JAVA_FLOAT, i, special[(i / special.length) % special.length]);
+            }
+            for (ReduceOp op : new ReduceOp[] {ReduceOp.MAX, ReduceOp.MIN}) {
+                kernel.reduce(DataType.FLOAT32, op, a, 0, b, 0, d, 0, count);
+                for (int i = 0; i < count; i++) {
+                    float x = a.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    float y = b.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    float want = op == ReduceOp.MAX ? Math.max(x, y) : Math.min(x, y);
+                    assertEquals(Float.floatToRawIntBits(want), Float.floatToRawIntBits(d.getAtIndex(ValueLayout.JAVA_FLOAT, i)),
+                            op + "(" + x + ", " + y + ")");
                 }
             }
         }
