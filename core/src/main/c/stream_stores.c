@@ -73,15 +73,19 @@ EXPORT void jccl_stream_copy(const char *src_base, size_t src_offset, char *dst_
 
 typedef enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT32, T_FLOAT64 } type_code;
 
+/* The loops' first step: x and y from a and b at i (any alignment), and the loads 4 KiB on started. */
+#define LOAD_XY(V)                                                                                  \
+    _mm_prefetch(a + i + AHEAD, _MM_HINT_T0);                                                       \
+    _mm_prefetch(b + i + AHEAD, _MM_HINT_T0);                                                       \
+    V x, y;                                                                                         \
+    memcpy(&x, a + i, sizeof(V));                                                                   \
+    memcpy(&y, b + i, sizeof(V))
+
 /* One loop per (vector width, element type, operation); V the value vector, U its unsigned-bits vector. */
 #define ARITH_LOOP(NAME, TARGET, V, U, EXPR)                                                        \
     static TARGET void NAME(const char *a, const char *b, char *d, size_t bytes) {                  \
         for (size_t i = 0; i < bytes; i += sizeof(V)) {                                             \
-            _mm_prefetch(a + i + AHEAD, _MM_HINT_T0);                                               \
-            _mm_prefetch(b + i + AHEAD, _MM_HINT_T0);                                               \
-            V x, y;                                                                                 \
-            memcpy(&x, a + i, sizeof(V));                                                           \
-            memcpy(&y, b + i, sizeof(V));                                                           \
+            LOAD_XY(V);                                                                             \
             V r = EXPR;                                                                             \
             STREAM(d + i, r);                                                                       \
         }                                                                                           \
@@ -92,11 +96,7 @@ typedef enum { T_INT8, T_UINT8, T_INT32, T_UINT32, T_INT64, T_UINT64, T_FLOAT32,
 #define PICK_LOOP(NAME, TARGET, V, M, WINS, JOIN)                                                   \
     static TARGET void NAME(const char *a, const char *b, char *d, size_t bytes) {                  \
         for (size_t i = 0; i < bytes; i += sizeof(V)) {                                             \
-            _mm_prefetch(a + i + AHEAD, _MM_HINT_T0);                                               \
-            _mm_prefetch(b + i + AHEAD, _MM_HINT_T0);                                               \
-            V x, y;                                                                                 \
-            memcpy(&x, a + i, sizeof(V));                                                           \
-            memcpy(&y, b + i, sizeof(V));                                                           \
+            LOAD_XY(V);                                                                             \
             M xb = (M) x, yb = (M) y;                                                               \
             M x_nan = (M) (x != x), y_nan = (M) (y != y);                                           \
             M take_x = (M) (x WINS y) | x_nan;                                                      \

@@ -202,7 +202,8 @@ final class HalfFloatKernel implements ReductionKernel {
         return type == DataType.FLOAT16 ? 0 : type == DataType.BFLOAT16 ? 1 : -1;
     }
 
-    private static int opCode(ReduceOp op) {
+    /** the operation's code in both native libraries (0 sum, 1 product, 2 max, 3 min), or -1 */
+    static int opCode(ReduceOp op) {
         return switch (op) {
             case SUM -> 0;
             case PROD -> 1;

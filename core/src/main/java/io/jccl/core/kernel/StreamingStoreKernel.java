@@ -183,13 +183,7 @@ final class StreamingStoreKernel implements ReductionKernel {
     private boolean reduceFused(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b,
                                 long bOffset, MemorySegment dst, long dstOffset, long count) {
         int typeCode = fusedTypeCode(type);
-        int opCode = switch (op) {
-            case SUM -> 0;
-            case PROD -> 1;
-            case MAX -> 2;
-            case MIN -> 3;
-            default -> -1;
-        };
+        int opCode = HalfFloatKernel.opCode(op);
         int size = type.size();
         long address = dst.address() + dstOffset;
         long head = ((64 - (address & 63)) & 63) / size;
