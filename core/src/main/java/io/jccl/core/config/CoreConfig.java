@@ -239,11 +239,12 @@ public final class CoreConfig {
 
     @EnvVar(defaultValue = "auto",
             description = "Reductions on the host into destinations from this many bytes stream their stores past "
-                    + "the caches (non-temporal stores, libjccl-streamstores.so, x86-64), a 16 KiB block at a time "
-                    + "through a buffer that stays in L1: auto (from 8 MiB where the library loads), off, or a byte "
-                    + "count of at least 16K (suffixes K, M, G; fail without the library). A reduction larger than "
-                    + "the caches otherwise reads each destination line before writing it, which a large copy does "
-                    + "not.")
+                    + "the caches (non-temporal stores, libjccl-streamstores.so, x86-64): in native loops at AVX-512 "
+                    + "or AVX2 for the integer types, float32 and float64, in libjccl-halffloats.so's for float16 and "
+                    + "bfloat16, else 16 KiB blocks through a buffer that stays in L1: auto (from 8 MiB where the "
+                    + "library loads), off, or a byte count of at least 16K (such as 8M; fail without the library). "
+                    + "A reduction larger than the caches otherwise reads each destination line before writing it, "
+                    + "which a large copy does not.")
     public static final String JCCL_HOST_STREAM_STORES = "JCCL_HOST_STREAM_STORES";
 
     @EnvVar(defaultValue = "auto",

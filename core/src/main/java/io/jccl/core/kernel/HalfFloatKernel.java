@@ -155,12 +155,12 @@ final class HalfFloatKernel implements ReductionKernel {
     public void reduce(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
                        MemorySegment dst, long dstOffset, long count) {
         int typeCode = typeCode(type);
-        int opCode = opCode(op);
+        int opCode = NativeArguments.opCode(op);
         if (typeCode < 0 || opCode < 0 || count < STEP || !a.isNative() || !b.isNative() || !dst.isNative()) {
             others.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
             return;
         }
-        checkBounds(a, aOffset, b, bOffset, dst, dstOffset, count);
+        NativeArguments.checkReduction(a, aOffset, b, bOffset, dst, dstOffset, count * 2);
         long whole = count / STEP * STEP;
         invoke(type, op, a, aOffset, b, bOffset, dst, dstOffset, whole, false);
         if (whole < count) {
@@ -181,11 +181,11 @@ final class HalfFloatKernel implements ReductionKernel {
                             MemorySegment dst, long dstOffset, long count) {
         long address = dst.address() + dstOffset;
         long head = ((64 - (address & 63)) & 63) / 2;
-        if (typeCode(type) < 0 || opCode(op) < 0 || !a.isNative() || !b.isNative() || !dst.isNative()
+        if (typeCode(type) < 0 || NativeArguments.opCode(op) < 0 || !a.isNative() || !b.isNative() || !dst.isNative()
                 || (address & 1) != 0 || count - head < 2 * 32) {
             return false;
         }
-        checkBounds(a, aOffset, b, bOffset, dst, dstOffset, count);
+        NativeArguments.checkReduction(a, aOffset, b, bOffset, dst, dstOffset, count * 2);
         reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, head);
         long whole = (count - head) / STEP * STEP;
         long at = head * 2;
@@ -202,34 +202,12 @@ final class HalfFloatKernel implements ReductionKernel {
         return type == DataType.FLOAT16 ? 0 : type == DataType.BFLOAT16 ? 1 : -1;
     }
 
-    /** the operation's code in both native libraries (0 sum, 1 product, 2 max, 3 min), or -1 */
-    static int opCode(ReduceOp op) {
-        return switch (op) {
-            case SUM -> 0;
-            case PROD -> 1;
-            case MAX -> 2;
-            case MIN -> 3;
-            default -> -1;
-        };
-    }
-
-    private static void checkBounds(MemorySegment a, long aOffset, MemorySegment b, long bOffset, MemorySegment dst,
-                                    long dstOffset, long count) {
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("reduction into a read-only segment");
-        }
-        long bytes = count * 2;
-        Objects.checkFromIndexSize(aOffset, bytes, a.byteSize());
-        Objects.checkFromIndexSize(bOffset, bytes, b.byteSize());
-        Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
-    }
-
     /** The native kernel on {@code whole} elements (a multiple of {@link #STEP}), bounds checked. */
     private void invoke(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b, long bOffset,
                         MemorySegment dst, long dstOffset, long whole, boolean stream) {
         int rc;
         try {
-            rc = (int) REDUCE.invokeExact(level.code, typeCode(type), opCode(op), a, aOffset, b, bOffset, dst, dstOffset,
+            rc = (int) REDUCE.invokeExact(level.code, typeCode(type), NativeArguments.opCode(op), a, aOffset, b, bOffset, dst, dstOffset,
                     whole, stream ? 1 : 0);
         } catch (RuntimeException | Error e) {
             throw e;

@@ -1,6 +1,7 @@
 package io.jccl.core.kernel;
 
 import io.jccl.core.config.CoreConfig;
+import io.jccl.spi.config.Env;
 
 import java.util.Locale;
 
@@ -74,7 +75,7 @@ public final class HostKernels {
         long streamFrom = streamFrom(stream);
         if (problem == null && streamFrom == -1) {
             problem = CoreConfig.JCCL_HOST_STREAM_STORES + "=" + stream + " is not one of auto, off, or a byte count of at least "
-                    + StreamingStoreKernel.BLOCK_BYTES + " (suffixes K, M, G)";
+                    + StreamingStoreKernel.BLOCK_BYTES + " (such as 16K, 8M, 1G)";
         } else if (problem == null && streamFrom > 0 && StreamingStoreKernel.isAvailable()) {
             kernel = new StreamingStoreKernel(kernel, streamFrom);
             description += "; streaming stores from " + streamFrom + " bytes";
@@ -101,17 +102,10 @@ public final class HostKernels {
         if (value.equals("off") || value.equals("0")) {
             return 0;
         }
-        long unit = switch (value.charAt(value.length() - 1)) {
-            case 'k' -> 1L << 10;
-            case 'm' -> 1L << 20;
-            case 'g' -> 1L << 30;
-            default -> 1;
-        };
-        String digits = unit == 1 ? value : value.substring(0, value.length() - 1);
         try {
-            long bytes = Math.multiplyExact(Long.parseLong(digits), unit);
+            long bytes = Env.parseBytes(value);
             return bytes >= StreamingStoreKernel.BLOCK_BYTES ? bytes : -1;
-        } catch (NumberFormatException | ArithmeticException e) {
+        } catch (IllegalArgumentException | ArithmeticException e) { // NumberFormatException is one
             return -1;
         }
     }

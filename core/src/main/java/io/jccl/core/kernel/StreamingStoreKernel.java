@@ -149,6 +149,8 @@ final class StreamingStoreKernel implements ReductionKernel {
             inner.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, count);
             return;
         }
+        // all bounds before any path writes: a bad call writes nothing
+        NativeArguments.checkReduction(a, aOffset, b, bOffset, dst, dstOffset, bytes);
         if (inner instanceof HalfFloatKernel half && half.reduceStreaming(type, op, a, aOffset, b, bOffset, dst,
                 dstOffset, count)) {
             return; // float16, bfloat16: streamed by the native kernel's own loop
@@ -156,13 +158,6 @@ final class StreamingStoreKernel implements ReductionKernel {
         if (reduceFused(type, op, a, aOffset, b, bOffset, dst, dstOffset, count)) {
             return;
         }
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("reduction into a read-only segment");
-        }
-        // all bounds before the first block is written: a bad call writes nothing
-        Objects.checkFromIndexSize(aOffset, bytes, a.byteSize());
-        Objects.checkFromIndexSize(bOffset, bytes, b.byteSize());
-        Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
         MemorySegment block = BLOCK.get();
         long perBlock = BLOCK_BYTES / type.size();
         for (long done = 0; done < count; done += perBlock) {
@@ -183,7 +178,7 @@ final class StreamingStoreKernel implements ReductionKernel {
     private boolean reduceFused(DataType type, ReduceOp op, MemorySegment a, long aOffset, MemorySegment b,
                                 long bOffset, MemorySegment dst, long dstOffset, long count) {
         int typeCode = fusedTypeCode(type);
-        int opCode = HalfFloatKernel.opCode(op);
+        int opCode = NativeArguments.opCode(op);
         int size = type.size();
         long address = dst.address() + dstOffset;
         long head = ((64 - (address & 63)) & 63) / size;
@@ -191,13 +186,7 @@ final class StreamingStoreKernel implements ReductionKernel {
                 || address % size != 0 || (count - head) * size < 2 * 64 || !inner.supports(type, op)) {
             return false;
         }
-        long bytes = count * size;
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("reduction into a read-only segment");
-        }
-        Objects.checkFromIndexSize(aOffset, bytes, a.byteSize());
-        Objects.checkFromIndexSize(bOffset, bytes, b.byteSize());
-        Objects.checkFromIndexSize(dstOffset, bytes, dst.byteSize());
+        long bytes = count * size; // bounds checked by reduce
         inner.reduce(type, op, a, aOffset, b, bOffset, dst, dstOffset, head);
         long at = head * size;
         long lines = (bytes - at) / 64 * 64;

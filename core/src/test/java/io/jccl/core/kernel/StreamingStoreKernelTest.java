@@ -291,6 +291,17 @@ class StreamingStoreKernelTest {
         }
     }
 
+    /** By default the engine's host kernel streams from 8 MiB where the library runs, and says so. */
+    @Test
+    void hostKernelsStreamByDefault() {
+        assumeAvailable();
+        assumeTrue(System.getenv("JCCL_HOST_STREAM_STORES") == null, "JCCL_HOST_STREAM_STORES is set in this environment");
+        assertTrue(HostKernels.best() instanceof StreamingStoreKernel streaming
+                && streaming.minBytes() == StreamingStoreKernel.DEFAULT_MIN_BYTES, HostKernels.describe());
+        assertTrue(HostKernels.describe().contains("streaming stores from " + StreamingStoreKernel.DEFAULT_MIN_BYTES),
+                HostKernels.describe());
+    }
+
     @Test
     void theSettingParsesSizesAndRefusesTheRest() {
         assertEquals(StreamingStoreKernel.DEFAULT_MIN_BYTES, HostKernels.streamFrom("auto"));
@@ -298,6 +309,7 @@ class StreamingStoreKernelTest {
         assertEquals(0, HostKernels.streamFrom("0"));
         assertEquals(4L << 20, HostKernels.streamFrom("4m"));
         assertEquals(1L << 30, HostKernels.streamFrom("1g"));
+        assertEquals(8L << 20, HostKernels.streamFrom("8mib"));
         assertEquals(65536, HostKernels.streamFrom("65536"));
         assertEquals(-1, HostKernels.streamFrom("4k"), "below one block");
         assertEquals(-1, HostKernels.streamFrom("lots"));
