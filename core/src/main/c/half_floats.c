@@ -176,7 +176,7 @@ INLINE void pick(enum op op, uint16_t infinity_bits, const uint16_t *a, const ui
  * is odd, which is dropped | (kept & 1) > 0x8000. That costs five operations for sixteen elements,
  * against four for each eight when each float is rounded in its 32-bit lane and the results are
  * then shuffled together (15 vector operations a register instead of 16: 67.3-68.9 against 70.2-72.1
- * GB/s moved, 256 KiB, one pinned core of a Xeon guest, 3 rounds).
+ * GB/s moved, 256 KiB, one pinned core of a Xeon guest, twelve draws each).
  *
  * A NaN needs no case of its own: x86 makes a NaN result a quiet copy of an input NaN, or the
  * default NaN, so from bfloat16 inputs its dropped half is zero and it is kept as it is: the quiet
