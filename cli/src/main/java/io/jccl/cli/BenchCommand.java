@@ -174,8 +174,8 @@ final class BenchCommand {
     /** {@code jccl bench reductions}: the host reduction kernels against a memory copy, under JMH. */
     @Command(name = "reductions", mixinStandardHelpOptions = true,
             description = {"JMH: the host reduction kernel JCCL uses (the Vector API where the JVM has it; native "
-                    + "code for float16 and bfloat16 where the CPU has AVX2 and F16C, at AVX-512 F and BW, then AVX-512 "
-                    + "FP16, where it has those; JCCL_HOST_HALF_FLOATS=avx2 or avx512 for a lower level as a baseline), that kernel without native code "
+                    + "code for float16 and bfloat16 where the CPU has AVX2 and F16C, at AVX-512 F and BW, then VBMI2, then "
+                    + "FP16, where it has those; JCCL_HOST_HALF_FLOATS=avx2, avx512 or avx512_vbmi2 for a lower level as a baseline), that kernel without native code "
                     + "(Java), and the scalar one, d = a + b, against MemorySegment.copy of the same bytes, same run; from 8 MiB the "
                     + "kernel streams its stores past the caches (JCCL_HOST_STREAM_STORES=off for the baseline without). Bandwidth counts "
                     + "the bytes moved: 3 per element byte for a reduction (two reads, a write), 2 for a copy.",

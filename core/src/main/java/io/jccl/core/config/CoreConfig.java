@@ -229,10 +229,11 @@ public final class CoreConfig {
 
     @EnvVar(defaultValue = "auto",
             description = "float16 and bfloat16 reductions on the host: auto (native code, libjccl-halffloats.so, "
-                    + "where it loads and the CPU has AVX2 and F16C, with AVX-512 F and BW and then AVX-512 FP16 "
+                    + "where it loads and the CPU has AVX2 and F16C, with AVX-512 F and BW, then VBMI2, then FP16 "
                     + "where it has those too, unless JCCL_HOST_KERNEL=scalar; else the Java kernel), native (fail "
                     + "without it), avx2 (the native code without AVX-512, a baseline; fail without AVX2), avx512 "
-                    + "(without AVX-512 FP16, the baseline of that; fail without AVX-512 F and BW) or java. The "
+                    + "(without VBMI2 and FP16, the baseline of those; fail without AVX-512 F and BW), avx512_vbmi2 "
+                    + "(without FP16; fail without VBMI2) or java. The "
                     + "Vector API has no half-precision conversions: the Java kernels run float16 at a tenth of a "
                     + "memory copy.")
     public static final String JCCL_HOST_HALF_FLOATS = "JCCL_HOST_HALF_FLOATS";

@@ -20,9 +20,11 @@ import java.util.Objects;
  * one instruction each way, and AVX2's integer lanes round bfloat16. Results equal the scalar
  * kernel's bit for bit (NaN payloads of sums and products aside, which Java leaves unspecified).
  *
- * <p>The library has three {@link Level}s of instructions: AVX2 with F16C; AVX-512 (F and BW)
+ * <p>The library has four {@link Level}s of instructions: AVX2 with F16C; AVX-512 (F and BW)
  * for bfloat16 and max/min, whose AVX2 bfloat16 sum is bound by its vector operations rather than by
- * memory; and AVX-512 FP16 on top, float16 sum and product in half precision without conversions.
+ * memory; AVX-512 VBMI2 on top, bfloat16 sum and product packed by a double shift in fewer
+ * operations; and AVX-512 FP16 on top of that, float16 sum and product in half precision without
+ * conversions.
  * A level is available where the library loads, the CPU has its instructions, and FFM may link
  * downcalls ({@link #isAvailable(Level)}, {@link #unavailabilityCause(Level)}); {@link #best()}
  * is the highest such. Used on native segments, 16 elements at a time; the tail, heap segments and
@@ -40,7 +42,8 @@ final class HalfFloatKernel implements ReductionKernel {
     enum Level {
         AVX2(1, "AVX2, F16C"),
         AVX512(2, "AVX-512 F and BW; F16C for float16 sum and product"),
-        AVX512_FP16(4, "AVX-512 F, BW and FP16");
+        AVX512_VBMI2(8, "AVX-512 F, BW and VBMI2; F16C for float16 sum and product"),
+        AVX512_FP16(4, "AVX-512 F, BW, VBMI2 and FP16");
 
         final int code;
         /** what the kernel runs on at this level, for {@link HostKernels#describe()} */
@@ -113,7 +116,8 @@ final class HalfFloatKernel implements ReductionKernel {
             return switch (level) {
                 case AVX2 -> "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
                 case AVX512 -> "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
-                case AVX512_FP16 -> "this CPU lacks AVX-512 FP16, or " + LIBRARY
+                case AVX512_VBMI2 -> "this CPU lacks AVX-512 F, BW or VBMI2; it runs " + LIBRARY + " at " + best() + " at most";
+                case AVX512_FP16 -> "this CPU lacks AVX-512 VBMI2 or FP16, or " + LIBRARY
                         + " was built by a compiler without it (gcc before 12); it runs at " + best() + " at most";
             };
         }

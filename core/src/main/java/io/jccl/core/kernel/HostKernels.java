@@ -46,21 +46,22 @@ public final class HostKernels {
         IN_JAVA = kernel;
         String half = System.getenv(CoreConfig.JCCL_HOST_HALF_FLOATS);
         half = half == null || half.isBlank() ? "auto" : half.trim().toLowerCase(Locale.ROOT);
-        // avx2 and avx512: a level below the CPU's best, the baseline of the one above it
+        // avx2, avx512 and avx512_vbmi2: a level below the CPU's best, the baseline of the one above it
         HalfFloatKernel.Level level = switch (half) {
             case "avx2" -> HalfFloatKernel.Level.AVX2;
             case "avx512" -> HalfFloatKernel.Level.AVX512;
+            case "avx512_vbmi2" -> HalfFloatKernel.Level.AVX512_VBMI2;
             default -> HalfFloatKernel.best();
         };
         boolean halfKnown = switch (half) {
-            case "auto", "native", "avx2", "avx512", "java" -> true;
+            case "auto", "native", "avx2", "avx512", "avx512_vbmi2", "java" -> true;
             default -> false;
         };
         boolean halfWanted = half.equals("auto") ? !wanted.equals("scalar") : halfKnown && !half.equals("java");
         String halfCause = level == null ? HalfFloatKernel.unavailabilityCause(HalfFloatKernel.Level.AVX2)
                 : HalfFloatKernel.unavailabilityCause(level);
         if (problem == null && !halfKnown) {
-            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, avx512, java";
+            problem = CoreConfig.JCCL_HOST_HALF_FLOATS + "=" + half + " is not one of auto, native, avx2, avx512, avx512_vbmi2, java";
         } else if (problem == null && halfWanted && halfCause == null) {
             kernel = new HalfFloatKernel(kernel, level);
             description += "; float16 and bfloat16 native (" + level.instructions + ")";

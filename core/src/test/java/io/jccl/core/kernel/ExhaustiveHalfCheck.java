@@ -12,7 +12,8 @@ import java.util.stream.IntStream;
 /**
  * Every pair of 16-bit values (2^32 of them), every operation, float16 and bfloat16: the Vector API
  * kernel (or, with the argument {@code native}, {@link HalfFloatKernel}'s native code at its highest
- * level on this CPU; {@code native avx2}, {@code native avx512} or {@code native avx512_fp16} for one level) against the
+ * level on this CPU; {@code native avx2}, {@code native avx512}, {@code native avx512_vbmi2} or {@code native avx512_fp16} for
+ * one level) against the
  * scalar one, bit for bit, NaN results apart (which NaN a sum or product gives is
  * not one rule in Java; they are counted). Not a test of the suite (about a minute on 2 cores): run it
  * after changing the 16-bit kernels, from the repository root after {@code mvn install}:
@@ -21,7 +22,7 @@ import java.util.stream.IntStream;
  * javac --add-modules jdk.incubator.vector -d /tmp/exh -cp core/target/classes:spi/target/classes \
  *     core/src/test/java/io/jccl/core/kernel/ExhaustiveHalfCheck.java
  * java --add-modules jdk.incubator.vector -cp /tmp/exh:core/target/classes:spi/target/classes \
- *     io.jccl.core.kernel.ExhaustiveHalfCheck [native [avx2|avx512|avx512_fp16]]
+ *     io.jccl.core.kernel.ExhaustiveHalfCheck [native [avx2|avx512|avx512_vbmi2|avx512_fp16]]
  * </pre>
  *
  * It prints a line per type and operation, and exits with status 1 on any mismatch.
