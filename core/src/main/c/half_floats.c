@@ -243,20 +243,29 @@ INLINE_512 __m512i bfloat16_round_high_512(__m512 f) {
     return _mm512_mask_add_epi32(rounded, odd, bits, _mm512_set1_epi32(0x8000));
 }
 
-/* bfloat16_arith at 512 bits: the low elements move up by a shift (no byte shuffle needed), and a
- * word blend under a mask puts the two results back together. */
-INLINE_512 void bfloat16_arith_512(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
+/*
+ * The 32 bfloat16 elements at a and b as floats, a op b: the low elements of each 32-bit lane moved
+ * up by a shift (no byte shuffle needed at 512 bits), the high ones with the low half cleared.
+ */
+INLINE_512 void bfloat16_floats_512(enum op op, const uint16_t *a, const uint16_t *b, __m512 *r_low, __m512 *r_high) {
     const __m512i high = _mm512_set1_epi32((int) 0xffff0000u);
+    __m512i x = _mm512_loadu_si512(a);
+    __m512i y = _mm512_loadu_si512(b);
+    __m512 x_low = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    __m512 y_low = _mm512_castsi512_ps(_mm512_slli_epi32(y, 16));
+    __m512 x_high = _mm512_castsi512_ps(_mm512_and_si512(x, high));
+    __m512 y_high = _mm512_castsi512_ps(_mm512_and_si512(y, high));
+    *r_low = op == SUM ? _mm512_add_ps(x_low, y_low) : _mm512_mul_ps(x_low, y_low);
+    *r_high = op == SUM ? _mm512_add_ps(x_high, y_high) : _mm512_mul_ps(x_high, y_high);
+}
+
+/* bfloat16_arith at 512 bits: the float results rounded in their 32-bit lanes, and a word blend
+ * under a mask puts them back together. */
+INLINE_512 void bfloat16_arith_512(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n, int stream) {
     for (size_t i = 0; i < n; i += 32) {
         prefetch_ahead(a, b, i, stream);
-        __m512i x = _mm512_loadu_si512(a + i);
-        __m512i y = _mm512_loadu_si512(b + i);
-        __m512 x_low = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
-        __m512 y_low = _mm512_castsi512_ps(_mm512_slli_epi32(y, 16));
-        __m512 x_high = _mm512_castsi512_ps(_mm512_and_si512(x, high));
-        __m512 y_high = _mm512_castsi512_ps(_mm512_and_si512(y, high));
-        __m512 r_low = op == SUM ? _mm512_add_ps(x_low, y_low) : _mm512_mul_ps(x_low, y_low);
-        __m512 r_high = op == SUM ? _mm512_add_ps(x_high, y_high) : _mm512_mul_ps(x_high, y_high);
+        __m512 r_low, r_high;
+        bfloat16_floats_512(op, a + i, b + i, &r_low, &r_high);
         __m512i low = _mm512_srli_epi32(bfloat16_round_high_512(r_low), 16);
         store512(d + i, _mm512_mask_blend_epi16(0xaaaaaaaau, low, bfloat16_round_high_512(r_high)), stream);
     }
@@ -303,20 +312,15 @@ static TARGET_512 void reduce_avx512(int code, const uint16_t *a, const uint16_t
  */
 static TARGET_VBMI2 void bfloat16_arith_vbmi2(enum op op, const uint16_t *a, const uint16_t *b, uint16_t *d, size_t n,
                                               int stream) {
-    const __m512i high = _mm512_set1_epi32((int) 0xffff0000u);
     const __m512i one = _mm512_set1_epi16(1);
     const __m512i half = _mm512_set1_epi16((short) 0x8000);
     const __mmask32 odd_words = 0xaaaaaaaau;
     for (size_t i = 0; i < n; i += 32) {
         prefetch_ahead(a, b, i, stream);
-        __m512i x = _mm512_loadu_si512(a + i);
-        __m512i y = _mm512_loadu_si512(b + i);
-        __m512 x_low = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
-        __m512 y_low = _mm512_castsi512_ps(_mm512_slli_epi32(y, 16));
-        __m512 x_high = _mm512_castsi512_ps(_mm512_and_si512(x, high));
-        __m512 y_high = _mm512_castsi512_ps(_mm512_and_si512(y, high));
-        __m512i r_low = _mm512_castps_si512(op == SUM ? _mm512_add_ps(x_low, y_low) : _mm512_mul_ps(x_low, y_low));
-        __m512i r_high = _mm512_castps_si512(op == SUM ? _mm512_add_ps(x_high, y_high) : _mm512_mul_ps(x_high, y_high));
+        __m512 low_floats, high_floats;
+        bfloat16_floats_512(op, a + i, b + i, &low_floats, &high_floats);
+        __m512i r_low = _mm512_castps_si512(low_floats);
+        __m512i r_high = _mm512_castps_si512(high_floats);
         __m512i mixed = _mm512_shrdi_epi32(r_low, r_high, 16); /* even words: r_low's kept; odd: r_high's dropped */
         __m512i kept = _mm512_mask_blend_epi16(odd_words, mixed, r_high);
         __m512i dropped = _mm512_mask_blend_epi16(odd_words, r_low, mixed);
