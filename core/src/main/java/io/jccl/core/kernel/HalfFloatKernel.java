@@ -116,12 +116,19 @@ final class HalfFloatKernel implements ReductionKernel {
             return switch (level) {
                 case AVX2 -> "this CPU lacks AVX2 or F16C (or is not x86-64), which " + LIBRARY + " needs";
                 case AVX512 -> "this CPU lacks AVX-512 F or BW (it runs " + LIBRARY + " at AVX2 at most)";
-                case AVX512_VBMI2 -> "this CPU lacks AVX-512 F, BW or VBMI2; it runs " + LIBRARY + " at " + best() + " at most";
+                case AVX512_VBMI2 -> "this CPU lacks AVX-512 F, BW or VBMI2; " + runsAtMost();
                 case AVX512_FP16 -> "this CPU lacks AVX-512 VBMI2 or FP16, or " + LIBRARY
-                        + " was built by a compiler without it (gcc before 12); it runs at " + best() + " at most";
+                        + " was built by a compiler without it (gcc before 12); " + runsAtMost();
             };
         }
         return null;
+    }
+
+    /** the highest level this CPU runs, for a cause of a level above it */
+    private static String runsAtMost() {
+        Level best = best();
+        return best == null ? "it runs " + LIBRARY + " at no level (not even AVX2 with F16C)"
+                : "it runs " + LIBRARY + " at " + best + " at most";
     }
 
     /** @return the highest available level, or {@code null} where none is ({@link #unavailabilityCause(Level)} of AVX2 says why) */
