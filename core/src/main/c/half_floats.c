@@ -17,8 +17,9 @@
  * Four levels of instructions, the caller choosing one that jccl_half_floats_levels() reports:
  * - AVX2 and F16C (Haswell, Zen and later): 256-bit registers.
  * - AVX-512 F and BW (Skylake-SP, Zen 4 and later): bfloat16 and max/min on 512-bit registers and
- *   mask registers, where the AVX2 bfloat16 sum is bound by its fifteen vector operations per
- *   register (0.59x of a copy in cache on a Sapphire Rapids core, 0.9x at 512 bits). float16 sum and
+ *   mask registers, where the AVX2 bfloat16 sum is bound by its vector operations (0.59x of a copy
+ *   in cache on a Sapphire Rapids core with the sixteen a register it had then, 0.9x at 512 bits; now
+ *   fifteen, below). float16 sum and
  *   product stay on F16C: at 512 bits the conversions split into as many micro-operations.
  * - AVX-512 VBMI2 (Ice Lake, Zen 4 and later) on top: bfloat16 sum and product packed by a double
  *   shift (vpshrdd) and rounded in 16-bit lanes, twelve vector operations a register instead of

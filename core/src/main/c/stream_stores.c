@@ -1,15 +1,16 @@
 /*
- * libjccl-streamstores.so: a copy whose stores bypass the caches (non-temporal stores), called by
- * io.jccl.core.kernel.StreamingStoreKernel through FFM.
+ * libjccl-streamstores.so: reductions and a copy whose stores bypass the caches (non-temporal
+ * stores), called by io.jccl.core.kernel.StreamingStoreKernel through FFM.
  *
  * Why: a reduction d = a op b that writes more than the caches hold pays for each line of d twice,
  * a read for ownership before the store and the write-back after it, while a large memory copy
  * (the JDK's MemorySegment.copy, glibc's memcpy) streams its stores and pays once. On a 2-core Xeon
  * guest, float32 sum over 64 MiB buffers moved 0.71x to 0.82x of memcpy's bytes with ordinary
  * stores and 1.10x to 1.19x with streaming ones; in cache streaming stores halve the speed. The
- * Java kernels have no streaming store (the Vector API has none), so StreamingStoreKernel has them
- * reduce a large destination a block at a time into a small buffer that stays in L1, and this
- * streams each block out.
+ * Java kernels have no streaming store (the Vector API has none), so the types they compute get
+ * fused loops here (jccl_stream_reduce); where none runs, StreamingStoreKernel has the Java kernel
+ * reduce a block at a time into a small buffer that stays in L1, and jccl_stream_copy streams each
+ * block out.
  *
  * The stores are weakly ordered: the closing sfence makes them visible before any later store of
  * the calling thread (a flag that tells another rank the data is there).
