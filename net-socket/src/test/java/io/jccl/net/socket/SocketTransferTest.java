@@ -24,15 +24,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SocketTransferTest {
 
-    /** @param layout threads x streams, and " nio" for a control stream through NIO instead of direct calls */
+    /**
+     * @param layout threads x streams, and " nio" for a control stream through NIO instead of direct
+     *               calls, or " shared" for the streams moved by 2 shared I/O threads of the plugin
+     */
     private static Loopback loopback(String layout) throws NetException {
-        String[] tp = layout.replace(" nio", "").split("x");
+        String[] tp = layout.replace(" nio", "").replace(" shared", "").split("x");
         return new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1],
-                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1"));
+                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1",
+                SocketConfig.JCCL_SOCKET_SHARED_IO, layout.endsWith(" shared") ? "2" : "0"));
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void sizesFromZeroToSixtyFourMiBArriveIntactAndReportTheirSize(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -60,7 +64,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void thirtyTwoRequestsInFlightMatchInPostingOrder(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -128,7 +132,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void aSendLargerThanItsReceiveFailsBothSidesAndTheConnectionCarriesOn(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -158,7 +162,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void isendWouldBlockUntilAReceiveIsPosted(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -176,7 +180,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void tagsPickTheBufferOfAGroupedReceive(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -213,7 +217,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 shared"})
     void manyCommsAtOnceKeepTheirOwnData(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             int comms = 8;
