@@ -43,8 +43,6 @@ final class DataStream {
         }
     }
 
-    /** The comm whose stream this is: the one a broken socket fails. */
-    final SocketComm comm;
     /** Index of this stream's views in a {@link MemoryRegion} (0 is the control stream). */
     final int viewIndex;
     final SocketChannel channel;
@@ -81,8 +79,7 @@ final class DataStream {
     private long socketCalls;
     private long emptyCalls;
 
-    DataStream(SocketComm comm, int viewIndex, SocketChannel channel, boolean sending, boolean useLowWater) {
-        this.comm = comm;
+    DataStream(int viewIndex, SocketChannel channel, boolean sending, boolean useLowWater) {
         this.viewIndex = viewIndex;
         this.channel = channel;
         this.sending = sending;

@@ -9,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.SocketChannel;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
@@ -44,14 +43,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final ControlOut out;
     final ControlIn in;
     final DataStream[] streams;
-    /** The threads that move its streams: its own, or the shared ones that serve them. */
     private final StreamWorker[] workers;
-    /** The plugin's shared I/O threads where they serve this comm ({@code JCCL_SOCKET_SHARED_IO}), else null. */
-    private final SharedIoThreads sharedIo;
-    /** With shared threads: the thread of each stream ({@code sharedChoice[i]} moves {@code streams[i]}). */
-    private final StreamWorker[] sharedChoice;
-    /** Whether the I/O threads have let go of this comm's streams (stopped, or detached them). */
-    private volatile boolean ioReleased;
     /** This comm counts in the plugin's {@link IoThreadBudget}. */
     private final boolean reservedThreads;
     /** Copies between device memory and its host mirrors; made at the first device registration. */
@@ -93,17 +85,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         this.timeoutNanos = settings.timeout().toNanos();
         this.streams = new DataStream[data.length];
         for (int s = 0; s < data.length; s++) {
-            streams[s] = new DataStream(this, s + 1, data[s], sending, settings.lowWater() && settings.nativeIo());
+            streams[s] = new DataStream(s + 1, data[s], sending, settings.lowWater() && settings.nativeIo());
         }
-        this.sharedIo = data.length == 0 ? null : plugin.sharedIoThreads();
-        if (sharedIo != null) {
-            // The plugin's threads serve these streams from start() on; none of the comm's own.
-            this.reservedThreads = false;
-            this.sharedChoice = sharedIo.assign(streams);
-            this.workers = distinct(sharedChoice);
-            return;
-        }
-        this.sharedChoice = null;
         int t = data.length == 0 ? 0 : plugin.ioThreads().reserve(Math.max(1, Math.min(threads, data.length)));
         this.reservedThreads = t > 0;
         this.workers = new StreamWorker[t];
@@ -126,56 +109,10 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
      * see it half made.
      */
     final void start() {
-        if (sharedIo != null) {
-            for (StreamWorker w : workers) {
-                int n = 0;
-                for (StreamWorker c : sharedChoice) {
-                    n += c == w ? 1 : 0;
-                }
-                DataStream[] mine = new DataStream[n];
-                for (int i = 0, k = 0; i < streams.length; i++) {
-                    if (sharedChoice[i] == w) {
-                        mine[k++] = streams[i];
-                    }
-                }
-                w.attach(mine);
-            }
-        } else {
-            for (StreamWorker w : workers) {
-                w.start();
-            }
+        for (StreamWorker w : workers) {
+            w.start();
         }
         watch.watch(this);
-    }
-
-    private static StreamWorker[] distinct(StreamWorker[] chosen) {
-        return Arrays.stream(chosen).distinct().toArray(StreamWorker[]::new);
-    }
-
-    /**
-     * Makes the I/O threads let go of this comm's streams, and returns once none can touch them:
-     * its own threads stop; shared ones detach them. Idempotent.
-     */
-    private void releaseIoThreads() {
-        if (ioReleased) {
-            return;
-        }
-        if (sharedIo != null) {
-            for (StreamWorker w : workers) {
-                w.detach(this);
-            }
-            synchronized (this) {
-                if (!ioReleased) {
-                    sharedIo.release(streams, sharedChoice);
-                    ioReleased = true;
-                }
-            }
-        } else {
-            for (StreamWorker w : workers) {
-                w.stop();
-            }
-            ioReleased = true;
-        }
     }
 
     /** A heartbeat (or several) arrived. Liveness thread. */
@@ -217,7 +154,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     final void checkUsable() throws NetException {
         NetException f = failure;
         if (f != null) {
-            releaseIoThreads();
+            for (StreamWorker w : workers) {
+                w.stop();
+            }
             throw f;
         }
         if (closed) {
@@ -430,14 +369,6 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         if (chunks == 0) {
             return "no chunk on the data streams";
         }
-        if (sharedIo != null) {
-            long[] blocksAndParks = sharedIo.blocksAndParks();
-            return String.format(Locale.ROOT, "%d chunks on the data streams: each waited %.1f us for its I/O thread, "
-                    + "then moved in %.1f us (means), in %.2f socket calls (%.2f moved nothing); the %d shared I/O threads "
-                    + "(JCCL_SOCKET_SHARED_IO) blocked on readiness %d and parked %d times in all so far", chunks,
-                    waited / 1e3 / chunks, moving / 1e3 / chunks, (double) calls / chunks, (double) empty / chunks,
-                    sharedIo.size(), blocksAndParks[0], blocksAndParks[1]);
-        }
         long selects = 0;
         for (StreamWorker w : workers) {
             selects += w.selects();
@@ -476,7 +407,9 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             return;
         }
         closed = true;
-        releaseIoThreads();
+        for (StreamWorker w : workers) {
+            w.stop();
+        }
         if (reservedThreads) {
             plugin.ioThreads().release();
         }
@@ -533,10 +466,10 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     /** @return the comm's state around pending request {@code r}, for {@link #stillPending} */
     abstract String state(SocketRequest r);
 
-    /** @return whether any I/O thread may still move this comm's streams (a stopped comm has none) */
+    /** @return whether any of this comm's I/O threads still runs (a stopped comm has none) */
     final boolean anyIoThreadAlive() {
         for (StreamWorker w : workers) {
-            if (sharedIo != null ? w.isAlive() && w.serves(this) : w.isAlive()) {
+            if (w.isAlive()) {
                 return true;
             }
         }

@@ -129,15 +129,6 @@ public final class SocketConfig {
                     + "unless set (NCCL's per-connection threads).")
     public static final String JCCL_SOCKET_IO_THREADS = "JCCL_SOCKET_IO_THREADS";
 
-    @EnvVar(defaultValue = "0",
-            description = "0: each JcclSocket connection moves its data streams with I/O threads of its own "
-                    + "(JCCL_SOCKET_IO_THREADS bounds them). N > 0: N I/O threads of the process serve the data streams "
-                    + "of every connection, each stream given to the thread with the fewest of its direction; no "
-                    + "connection starts threads of its own (JCCL_SOCKET_IO_THREADS and JCCL_SOCKET_HELP_US then do "
-                    + "not apply). For hosts where a thread per connection outnumbers the cores (NCCL opens one per "
-                    + "channel and direction).")
-    public static final String JCCL_SOCKET_SHARED_IO = "JCCL_SOCKET_SHARED_IO";
-
     @EnvVar(defaultValue = "",
             description = "Most I/O threads per connection that the automatic layout (NCCL_SOCKET_NTHREADS unset) "
                     + "gives, at least 1; unset: no cap. Under NCCL the shim makes it 1 unless set: NCCL opens a "
@@ -193,13 +184,11 @@ public final class SocketConfig {
      *                       ({@code JCCL_SOCKET_NATIVE_IO})
      * @param lowWater       whether a receiving I/O thread waits for the rest of a chunk with
      *                       SO_RCVLOWAT rather than polling ({@code JCCL_SOCKET_LOW_WATER})
-     * @param sharedIoThreads I/O threads of the process that serve every comm's data streams, 0 for
-     *                       threads of each comm's own ({@code JCCL_SOCKET_SHARED_IO})
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     boolean inlineAuto, int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
                     Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, long helpAfterNanos,
-                    int ioThreadLimit, boolean nativeIo, boolean lowWater, int sharedIoThreads) {
+                    int ioThreadLimit, boolean nativeIo, boolean lowWater) {
 
         /**
          * @return how often every comm sends a heartbeat on its liveness socket: every second, or
@@ -228,8 +217,7 @@ public final class SocketConfig {
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
                     inlineBytes, inlineAuto, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
-                    connectTimeout, "chosen by the listener", spinNanos, helpAfterNanos, ioThreadLimit, nativeIo, lowWater,
-                    sharedIoThreads);
+                    connectTimeout, "chosen by the listener", spinNanos, helpAfterNanos, ioThreadLimit, nativeIo, lowWater);
         }
     }
 
@@ -283,8 +271,7 @@ public final class SocketConfig {
                 TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_HELP_US, Env.getInt(JCCL_SOCKET_HELP_US, 200), 0, 1_000_000)),
                 ioThreadLimit(threadsAuto, Runtime.getRuntime().availableProcessors()),
                 positive(JCCL_SOCKET_NATIVE_IO, Env.getInt(JCCL_SOCKET_NATIVE_IO, 1), 0, 1) == 1,
-                positive(JCCL_SOCKET_LOW_WATER, Env.getInt(JCCL_SOCKET_LOW_WATER, 1), 0, 1) == 1,
-                positive(JCCL_SOCKET_SHARED_IO, Env.getInt(JCCL_SOCKET_SHARED_IO, 0), 0, 4096));
+                positive(JCCL_SOCKET_LOW_WATER, Env.getInt(JCCL_SOCKET_LOW_WATER, 1), 0, 1) == 1);
     }
 
     /**

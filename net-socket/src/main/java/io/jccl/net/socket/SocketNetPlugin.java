@@ -46,8 +46,6 @@ public final class SocketNetPlugin implements NetPlugin {
     private volatile SocketConfig.Settings settings;
     /** Bounds the I/O threads of this plugin's comms together; set at init. */
     private volatile IoThreadBudget ioThreads = new IoThreadBudget(0);
-    /** The I/O threads that serve every comm's streams (JCCL_SOCKET_SHARED_IO), or null; set at init. */
-    private volatile SharedIoThreads sharedIoThreads;
     /** Why device memory is not taken (ptrSupport HOST only), or null when it is. */
     private volatile String noDeviceMemory = "not initialised";
     private volatile List<SocketDevice> devices;
@@ -110,7 +108,6 @@ public final class SocketNetPlugin implements NetPlugin {
         }
         settings = s;
         ioThreads = new IoThreadBudget(s.ioThreadLimit());
-        sharedIoThreads = s.sharedIoThreads() > 0 ? new SharedIoThreads(s.sharedIoThreads(), s.spinNanos()) : null;
         noDeviceMemory = noCuda;
         devices = found;
         StringBuilder list = new StringBuilder();
@@ -123,9 +120,7 @@ public final class SocketNetPlugin implements NetPlugin {
                 + "per connection (%s), %s; %s; %s; %s", list, s.streams(), s.threads(), s.layoutReason(),
                 s.receiveBuffer() == 0 ? "the kernel's autotuned receive buffers"
                         : "SO_RCVBUF " + s.receiveBuffer() + " (" + SocketConfig.NCCL_SOCKET_RCVBUF + ")",
-                s.sharedIoThreads() > 0 ? s.sharedIoThreads() + " shared I/O threads serve every connection's data "
-                        + "streams (JCCL_SOCKET_SHARED_IO)"
-                        : s.ioThreadLimit() == 0 ? "no bound on all connections' I/O threads"
+                s.ioThreadLimit() == 0 ? "no bound on all connections' I/O threads"
                         : "at most " + s.ioThreadLimit() + " I/O threads for all connections together (JCCL_SOCKET_IO_THREADS)",
                 noCuda == null
                 ? "CUDA device memory staged through pinned host mirrors (ptrSupport HOST|CUDA)"
@@ -142,11 +137,6 @@ public final class SocketNetPlugin implements NetPlugin {
 
     IoThreadBudget ioThreads() {
         return ioThreads;
-    }
-
-    /** @return the I/O threads that serve every comm's streams, or null where each comm has its own */
-    SharedIoThreads sharedIoThreads() {
-        return sharedIoThreads;
     }
 
     NetLogger logger() {

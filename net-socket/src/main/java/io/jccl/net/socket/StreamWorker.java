@@ -6,22 +6,15 @@ import java.io.IOException;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Consumer;
 
 /**
- * An I/O thread: a duty cycle over data streams, backing off (spin, yield, then block) when there
- * is nothing to move. With chunks in hand that the sockets cannot take or give yet, it blocks in a
- * selector over its streams, so the moment the peer's bytes arrive (or the socket drains) wakes it;
- * a timed park there would add up to its period to every message. With nothing queued it parks,
- * and the producer wakes it (unpark, or the selector's wakeup).
- *
- * <p>A worker either belongs to one comm (made with its streams, stopped with it) or is one of the
- * plugin's shared I/O threads ({@code JCCL_SOCKET_SHARED_IO}), which serve the streams of many
- * comms: a comm {@linkplain #attach attaches} its streams when it starts and
- * {@linkplain #detach detaches} them before its memory may go. The stream set is an array replaced
- * whole at those two moments only, so the duty cycle allocates nothing.
+ * An I/O thread of one comm: a duty cycle over its data streams, backing off (spin, yield, then
+ * block) when there is nothing to move. With chunks in hand that the sockets cannot take or give
+ * yet, it blocks in a selector over its streams, so the moment the peer's bytes arrive (or the
+ * socket drains) wakes it; a timed park there would add up to its period to every message. With
+ * nothing queued it parks, and the producer wakes it (unpark, or the selector's wakeup).
  */
 final class StreamWorker implements Runnable {
     private static final int SPINS = 200;
@@ -40,16 +33,8 @@ final class StreamWorker implements Runnable {
     private static final int PARKED = 1;
     private static final int SELECTING = 2;
 
-    private static final DataStream[] NONE = new DataStream[0];
-
-    /** The comm this worker belongs to, or null for a shared worker (each stream names its own). */
-    private final SocketComm owner;
-    /** The streams served, replaced whole by attach and detach; the duty cycle reads it once a cycle. */
-    private volatile DataStream[] streams;
-    /** The set the selector's registrations and the low-water choice were last made for (worker's). */
-    private DataStream[] registered = NONE;
-    /** Duty cycles begun: a detaching comm waits for the next, after which no cycle sees its streams. */
-    private volatile long cycles;
+    private final SocketComm comm;
+    private final DataStream[] streams;
     /** Polls at least this long after the last byte moved before backing off (JCCL_SOCKET_SPIN_US). */
     private final long spinNanos;
     /** A polling caller moves this worker's bytes once it is starved this long; 0: never (JCCL_SOCKET_HELP_US). */
@@ -65,7 +50,7 @@ final class StreamWorker implements Runnable {
      * (a loopback reader polling for 512 KiB chunks moved 0.7 to 4.6 GB/s, one sleeping until the
      * chunk was there 1.4 to 5.6, alternating runs on the 2-core build machine).
      */
-    private boolean waitsByLowWater;
+    private final boolean waitsByLowWater;
     private volatile int state = RUNNING;
     /** When the duty cycle last went round: stale while RUNNING means runnable without a core. */
     private volatile long lastCycleNanos = System.nanoTime();
@@ -74,116 +59,40 @@ final class StreamWorker implements Runnable {
     private long selects;
     private long parks;
 
-    /** A worker of one comm, serving {@code streams} (that comm's) until it is stopped. */
-    StreamWorker(SocketComm owner, DataStream[] streams, long spinNanos, long helpAfterNanos, String name) {
-        this.owner = owner;
+    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, long helpAfterNanos, String name) {
+        this.comm = comm;
         this.streams = streams;
         this.spinNanos = spinNanos;
         this.helpAfterNanos = helpAfterNanos;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
-        this.selector = openSelector();
+        this.selector = openSelector(streams);
+        boolean lowWater = streams.length > 0;
+        for (DataStream d : streams) {
+            lowWater &= d.waitsByLowWater();
+        }
+        this.waitsByLowWater = lowWater && selector != null;
     }
 
-    /** A shared worker: it serves the streams comms attach, until the plugin stops it. */
-    static StreamWorker shared(long spinNanos, String name) {
-        return new StreamWorker(null, NONE, spinNanos, 0, name);
-    }
-
-    private static Selector openSelector() {
+    private static Selector openSelector(DataStream[] streams) {
+        Selector s = null;
         try {
-            return Selector.open();
+            s = Selector.open();
+            for (DataStream d : streams) {
+                d.channel.register(s, d.sending() ? SelectionKey.OP_WRITE : SelectionKey.OP_READ);
+            }
+            return s;
         } catch (IOException | RuntimeException e) {
             // Without a selector the worker parks briefly instead: slower, never wrong.
+            if (s != null) {
+                try {
+                    s.close();
+                } catch (IOException ignored) {
+                    // nothing more to release
+                }
+            }
             return null;
         }
-    }
-
-    /**
-     * Worker thread, at the start of a cycle whose stream set changed: registers the new streams
-     * with the selector (a stream whose registration fails is then polled, never waited on) and
-     * decides again whether the set waits for its bytes by low-water mark.
-     */
-    private void resync(DataStream[] now) {
-        boolean lowWater = now.length > 0 && selector != null;
-        for (DataStream d : now) {
-            lowWater &= d.waitsByLowWater();
-            if (selector != null && d.channel.keyFor(selector) == null) {
-                try {
-                    d.channel.register(selector, d.sending() ? SelectionKey.OP_WRITE : SelectionKey.OP_READ);
-                } catch (IOException | RuntimeException e) {
-                    // A closed or broken channel: its comm's next poll reports it.
-                    lowWater = false;
-                }
-            }
-        }
-        waitsByLowWater = lowWater;
-        registered = now;
-    }
-
-    /** Shared worker: serves {@code more} (one comm's streams) from its next cycle on. */
-    void attach(DataStream[] more) {
-        synchronized (this) {
-            DataStream[] old = streams;
-            DataStream[] now = Arrays.copyOf(old, old.length + more.length);
-            System.arraycopy(more, 0, now, old.length, more.length);
-            streams = now;
-        }
-        wake();
-    }
-
-    /**
-     * Shared worker: stops serving {@code comm}'s streams and, called from another thread, returns
-     * once no cycle of this worker can touch them (or the worker has ended): the comm may then
-     * free their memory and close their sockets.
-     */
-    void detach(SocketComm comm) {
-        synchronized (this) {
-            DataStream[] old = streams;
-            int keep = 0;
-            for (DataStream d : old) {
-                if (d.comm != comm) {
-                    keep++;
-                }
-            }
-            if (keep == old.length) {
-                return;
-            }
-            DataStream[] now = new DataStream[keep];
-            int k = 0;
-            for (DataStream d : old) {
-                if (d.comm != comm) {
-                    now[k++] = d;
-                } else if (selector != null) {
-                    SelectionKey key = d.channel.keyFor(selector);
-                    if (key != null) {
-                        key.cancel();
-                    }
-                }
-            }
-            streams = now;
-        }
-        if (Thread.currentThread() == thread) {
-            return;
-        }
-        // The cycle under way may hold the old set; the next one reads the new (cycles counts up
-        // before the set is read).
-        long seen = cycles;
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (cycles == seen && thread.isAlive() && System.nanoTime() < deadline) {
-            wake();
-            LockSupport.parkNanos(10_000);
-        }
-    }
-
-    /** @return whether this worker serves a stream of {@code comm} now */
-    boolean serves(SocketComm comm) {
-        for (DataStream d : streams) {
-            if (d.comm == comm) {
-                return true;
-            }
-        }
-        return false;
     }
 
     void start() {
@@ -251,38 +160,31 @@ final class StreamWorker implements Runnable {
         int idleRounds = 0;
         long lastMoved = 0;
         try {
-            boolean helped = helpAfterNanos > 0;
-            while (!stopping && (owner == null || owner.failure() == null)) {
-                cycles++; // this thread alone writes it
-                DataStream[] streams = this.streams;
-                if (streams != registered) {
-                    resync(streams);
-                }
+            boolean shared = helpAfterNanos > 0;
+            while (!stopping && comm.failure() == null) {
                 long moved = 0;
-                if (helped) {
+                if (shared) {
                     lastCycleNanos = System.nanoTime();
                     for (DataStream s : streams) {
                         moved += s.tryProgress();
                     }
-                } else if (owner != null) {
+                } else {
                     // No caller ever consumes these streams: no flag to take, no cycle clock to keep.
                     for (DataStream s : streams) {
                         moved += s.progress();
                     }
-                } else {
-                    moved = progressShared(streams);
                 }
                 if (moved > 0) {
                     idleRounds = 0;
                     if (spinNanos > 0) {
                         lastMoved = System.nanoTime();
                     }
-                } else if (waitsByLowWater && anyBusy(streams) && worthSleepingFor(streams)
+                } else if (waitsByLowWater && anyBusy() && worthSleepingFor()
                         && (spinNanos == 0 || System.nanoTime() - lastMoved >= spinNanos)) {
                     // The state first: a chunk queued after it wakes the selector; one queued before
                     // it is armed for below.
                     state = SELECTING;
-                    armLowWater(streams);
+                    armLowWater();
                     selects++;
                     selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     state = RUNNING;
@@ -295,8 +197,8 @@ final class StreamWorker implements Runnable {
                     // Set before looking at the rings: a producer that queues after the look sees the
                     // state and wakes us, so no chunk waits out a block.
                     state = SELECTING;
-                    if (anyBusy(streams)) {
-                        armLowWater(streams);
+                    if (anyBusy()) {
+                        armLowWater();
                         selects++;
                         selector.select(ignoreKey, SELECT_TIMEOUT_MS);
                     } else {
@@ -305,7 +207,7 @@ final class StreamWorker implements Runnable {
                         // rings, on any memory model, so a producer either sees PARKED or we see
                         // its chunk. A missed wake-up would cost a whole idle park.
                         VarHandle.fullFence();
-                        if (!anyBusy(streams) && this.streams == streams) {
+                        if (!anyBusy()) {
                             parks++;
                             LockSupport.parkNanos(this, IDLE_PARK_NANOS);
                         }
@@ -314,7 +216,7 @@ final class StreamWorker implements Runnable {
                 } else {
                     state = PARKED;
                     VarHandle.fullFence();
-                    boolean busy = anyBusy(streams);
+                    boolean busy = anyBusy();
                     if (!busy) {
                         parks++;
                     }
@@ -324,17 +226,7 @@ final class StreamWorker implements Runnable {
             }
         } catch (IOException | RuntimeException e) {
             if (!stopping) {
-                // A worker of one comm: the comm failed; a shared worker fails the stream's comm in
-                // progressShared and goes on, so what arrives here broke the worker itself.
-                SocketComm c = owner;
-                if (c != null) {
-                    c.fail(NetException.remoteError("data stream to " + c.peer + " failed: " + e, e));
-                } else {
-                    for (DataStream d : streams) {
-                        d.comm.fail(NetException.internalError("JcclSocket's shared I/O thread "
-                                + thread.getName() + " failed: " + e));
-                    }
-                }
+                comm.fail(NetException.remoteError("data stream to " + comm.peer + " failed: " + e, e));
             }
         } finally {
             if (selector != null) {
@@ -365,37 +257,15 @@ final class StreamWorker implements Runnable {
         }
     }
 
-    /**
-     * A shared worker's pass over the streams of many comms. A stream whose comm has failed is
-     * skipped (its comm detaches it when its caller next looks); one whose socket breaks fails its
-     * own comm only and leaves the set, so the other comms' streams go on.
-     */
-    private long progressShared(DataStream[] streams) {
-        long moved = 0;
-        for (DataStream s : streams) {
-            SocketComm c = s.comm;
-            if (c.failure() != null) {
-                continue;
-            }
-            try {
-                moved += s.progress();
-            } catch (IOException | RuntimeException e) {
-                c.fail(NetException.remoteError("data stream to " + c.peer + " failed: " + e, e));
-                detach(c);
-            }
-        }
-        return moved;
-    }
-
     /** Sets each receiving stream's low-water mark for its chunk under way (no-op for the others). */
-    private static void armLowWater(DataStream[] streams) {
+    private void armLowWater() {
         for (DataStream s : streams) {
             s.armLowWater();
         }
     }
 
     /** @return whether every stream's chunk under way has enough still to come to sleep for */
-    private static boolean worthSleepingFor(DataStream[] streams) {
+    private boolean worthSleepingFor() {
         for (DataStream s : streams) {
             if (!s.worthSleepingFor()) {
                 return false;
@@ -404,7 +274,7 @@ final class StreamWorker implements Runnable {
         return true;
     }
 
-    private static boolean anyBusy(DataStream[] streams) {
+    private boolean anyBusy() {
         for (DataStream s : streams) {
             if (s.busy()) {
                 return true;

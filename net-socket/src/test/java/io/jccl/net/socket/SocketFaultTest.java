@@ -26,9 +26,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 class SocketFaultTest {
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2", "2x2 shared"})
+    @ValueSource(strings = {"0x1", "2x2"})
     void whenThePeerProcessIsKilledEveryPendingRequestFailsPromptly(String layout) throws Exception {
-        Map<String, String> variables = layoutVariables(layout);
+        String[] tp = layout.split("x");
+        Map<String, String> variables = Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]);
         try (Loopback lo = new Loopback(variables); RemotePeer peer = new RemotePeer(lo, variables, "idle")) {
             MemorySegment big = lo.allocate(64L << 20);
             NetRequest sending = lo.send(peer.send, big, 0, lo.register(peer.send, big));
@@ -70,9 +72,11 @@ class SocketFaultTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "2x2", "2x2 shared"})
+    @ValueSource(strings = {"0x1", "2x2"})
     void closingWithRequestsInFlightIsSafeAndFailsThePeersRequests(String layout) throws NetException {
-        try (Loopback lo = new Loopback(layoutVariables(layout))) {
+        String[] tp = layout.split("x");
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0],
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1]))) {
             Loopback.Pair p = lo.pair();
             // More than the sockets' buffers take (loopback autotuning reaches several MiB a
             // socket, and 4 streams of 4 MiB messages once fit whole), so that bytes are still on
@@ -112,10 +116,10 @@ class SocketFaultTest {
      * is freed on the spot; if this fails with "Session is acquired", an I/O thread was still
      * moving the failed request's bytes when the failure was reported.
      */
-    @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"2x2", "2x2 shared"})
-    void aFailedRequestsMemoryIsFreeTheMomentItsFailureIsReported(String layout) throws NetException {
-        try (Loopback lo = new Loopback(layoutVariables(layout))) {
+    @Test
+    void aFailedRequestsMemoryIsFreeTheMomentItsFailureIsReported() throws NetException {
+        try (Loopback lo = new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, "2",
+                SocketConfig.NCCL_NSOCKS_PERTHREAD, "2"))) {
             for (int round = 0; round < 5; round++) {
                 Loopback.Pair p = lo.pair();
                 Arena sendersMemory = Arena.ofShared();
@@ -135,13 +139,6 @@ class SocketFaultTest {
                 lo.plugin.closeListen(p.listen());
             }
         }
-    }
-
-    /** @param layout threads x streams, with " shared" for the streams moved by 2 shared I/O threads */
-    private static Map<String, String> layoutVariables(String layout) {
-        String[] tp = layout.replace(" shared", "").split("x");
-        return Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1],
-                SocketConfig.JCCL_SOCKET_SHARED_IO, layout.endsWith(" shared") ? "2" : "0");
     }
 
     private static boolean noWorkerThreadsOf(SendComm comm) {
