@@ -24,15 +24,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SocketTransferTest {
 
-    /** @param layout threads x streams, and " nio" for a control stream through NIO instead of direct calls */
+    /**
+     * @param layout threads x streams, and " nio" for a control stream through NIO instead of direct
+     *               calls, or " noyield" for I/O threads that park straight after their polls
+     */
     private static Loopback loopback(String layout) throws NetException {
-        String[] tp = layout.replace(" nio", "").split("x");
+        String[] tp = layout.replace(" nio", "").replace(" noyield", "").split("x");
         return new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1],
-                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1"));
+                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1",
+                SocketConfig.JCCL_SOCKET_YIELDS, layout.endsWith(" noyield") ? "0" : "20"));
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void sizesFromZeroToSixtyFourMiBArriveIntactAndReportTheirSize(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -60,7 +64,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void thirtyTwoRequestsInFlightMatchInPostingOrder(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -128,7 +132,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void aSendLargerThanItsReceiveFailsBothSidesAndTheConnectionCarriesOn(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -158,7 +162,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void isendWouldBlockUntilAReceiveIsPosted(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -176,7 +180,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void tagsPickTheBufferOfAGroupedReceive(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -213,7 +217,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
     void manyCommsAtOnceKeepTheirOwnData(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             int comms = 8;
