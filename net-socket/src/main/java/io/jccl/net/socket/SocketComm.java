@@ -99,7 +99,7 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
             for (int s = w, k = 0; s < data.length; s += t) {
                 mine[k++] = streams[s];
             }
-            workers[w] = new StreamWorker(this, mine, settings.spinNanos(), settings.idleYields(), settings.helpAfterNanos(),
+            workers[w] = new StreamWorker(this, mine, settings.spinNanos(), settings.helpAfterNanos(),
                     "jccl-socket-" + (sending ? "send" : "recv") + "-" + peer + "-" + w);
         }
     }

@@ -115,12 +115,6 @@ public final class SocketConfig {
                     + "and a scheduler pass, slow from a deep idle state) at the next message. 0: a few hundred polls only.")
     public static final String JCCL_SOCKET_SPIN_US = "JCCL_SOCKET_SPIN_US";
 
-    @EnvVar(defaultValue = "20",
-            description = "Times an idle I/O thread yields its core (sched_yield) after its polls and before it blocks "
-                    + "or parks. A yield that hands the core to another runnable thread puts this one at the back of "
-                    + "the run queue, where the next chunk may wait for it. 0: park straight after the polls.")
-    public static final String JCCL_SOCKET_YIELDS = "JCCL_SOCKET_YIELDS";
-
     @EnvVar(defaultValue = "200",
             description = "Microseconds an I/O thread may go without a turn of its duty cycle while runnable (no core "
                     + "free: more polling threads than cores) before the comm's caller, polling test(), moves its bytes "
@@ -190,12 +184,11 @@ public final class SocketConfig {
      *                       ({@code JCCL_SOCKET_NATIVE_IO})
      * @param lowWater       whether a receiving I/O thread waits for the rest of a chunk with
      *                       SO_RCVLOWAT rather than polling ({@code JCCL_SOCKET_LOW_WATER})
-     * @param idleYields     yields of an idle I/O thread before it blocks ({@code JCCL_SOCKET_YIELDS})
      */
     record Settings(String interfaces, int family, int threads, int streamsPerThread, int inlineBytes,
                     boolean inlineAuto, int minChunkBytes, int sendBuffer, int receiveBuffer, int retries, int retrySleepMs,
                     Duration timeout, Duration connectTimeout, String layoutReason, long spinNanos, long helpAfterNanos,
-                    int ioThreadLimit, boolean nativeIo, boolean lowWater, int idleYields) {
+                    int ioThreadLimit, boolean nativeIo, boolean lowWater) {
 
         /**
          * @return how often every comm sends a heartbeat on its liveness socket: every second, or
@@ -224,8 +217,7 @@ public final class SocketConfig {
         Settings withLayout(int newThreads, int newStreams, int newMinChunkBytes) {
             return new Settings(interfaces, family, newThreads, newThreads == 0 ? 1 : (newStreams + newThreads - 1) / newThreads,
                     inlineBytes, inlineAuto, newMinChunkBytes, sendBuffer, receiveBuffer, retries, retrySleepMs, timeout,
-                    connectTimeout, "chosen by the listener", spinNanos, helpAfterNanos, ioThreadLimit, nativeIo, lowWater,
-                    idleYields);
+                    connectTimeout, "chosen by the listener", spinNanos, helpAfterNanos, ioThreadLimit, nativeIo, lowWater);
         }
     }
 
@@ -279,8 +271,7 @@ public final class SocketConfig {
                 TimeUnit.MICROSECONDS.toNanos(positive(JCCL_SOCKET_HELP_US, Env.getInt(JCCL_SOCKET_HELP_US, 200), 0, 1_000_000)),
                 ioThreadLimit(threadsAuto, Runtime.getRuntime().availableProcessors()),
                 positive(JCCL_SOCKET_NATIVE_IO, Env.getInt(JCCL_SOCKET_NATIVE_IO, 1), 0, 1) == 1,
-                positive(JCCL_SOCKET_LOW_WATER, Env.getInt(JCCL_SOCKET_LOW_WATER, 1), 0, 1) == 1,
-                positive(JCCL_SOCKET_YIELDS, Env.getInt(JCCL_SOCKET_YIELDS, 20), 0, 1_000_000));
+                positive(JCCL_SOCKET_LOW_WATER, Env.getInt(JCCL_SOCKET_LOW_WATER, 1), 0, 1) == 1);
     }
 
     /**

@@ -18,6 +18,7 @@ import java.util.function.Consumer;
  */
 final class StreamWorker implements Runnable {
     private static final int SPINS = 200;
+    private static final int YIELDS = 20;
     /**
      * With nothing queued a worker parks until its producer wakes it; the timeout is a safety net
      * only. It was 1 ms: each idle I/O thread then woke 1000 times a second, spun, yielded and
@@ -36,8 +37,6 @@ final class StreamWorker implements Runnable {
     private final DataStream[] streams;
     /** Polls at least this long after the last byte moved before backing off (JCCL_SOCKET_SPIN_US). */
     private final long spinNanos;
-    /** Yields after the polls before blocking (JCCL_SOCKET_YIELDS). */
-    private final int yields;
     /** A polling caller moves this worker's bytes once it is starved this long; 0: never (JCCL_SOCKET_HELP_US). */
     private final long helpAfterNanos;
     private final Thread thread;
@@ -60,11 +59,10 @@ final class StreamWorker implements Runnable {
     private long selects;
     private long parks;
 
-    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, int yields, long helpAfterNanos, String name) {
+    StreamWorker(SocketComm comm, DataStream[] streams, long spinNanos, long helpAfterNanos, String name) {
         this.comm = comm;
         this.streams = streams;
         this.spinNanos = spinNanos;
-        this.yields = yields;
         this.helpAfterNanos = helpAfterNanos;
         this.thread = new Thread(this, name);
         this.thread.setDaemon(true);
@@ -193,7 +191,7 @@ final class StreamWorker implements Runnable {
                     idleRounds = 0;
                 } else if (++idleRounds <= SPINS || spinNanos > 0 && System.nanoTime() - lastMoved < spinNanos) {
                     Thread.onSpinWait();
-                } else if (idleRounds <= SPINS + yields) {
+                } else if (idleRounds <= SPINS + YIELDS) {
                     Thread.yield();
                 } else if (selector != null) {
                     // Set before looking at the rings: a producer that queues after the look sees the

@@ -107,20 +107,6 @@ class SocketConfigTest {
     }
 
     @Test
-    void idleYieldsDefaultTo20AndRefuseANegativeCount() {
-        assertEquals(20, SocketConfig.fromEnvironment().idleYields());
-        System.setProperty(SocketConfig.JCCL_SOCKET_YIELDS, "0");
-        try {
-            assertEquals(0, SocketConfig.fromEnvironment().idleYields(), "0: park straight after the polls");
-            System.setProperty(SocketConfig.JCCL_SOCKET_YIELDS, "-1");
-            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, SocketConfig::fromEnvironment);
-            assertTrue(e.getMessage().contains(SocketConfig.JCCL_SOCKET_YIELDS), e.getMessage());
-        } finally {
-            System.clearProperty(SocketConfig.JCCL_SOCKET_YIELDS);
-        }
-    }
-
-    @Test
     void theReceiveBufferIsCappedOnlyWhereTheHostsRanksOutnumberItsCores() {
         assertEquals(SocketConfig.OVERSUBSCRIBED_RECEIVE_BUFFER, SocketConfig.autoReceiveBuffer(4, 2));
         assertEquals(0, SocketConfig.autoReceiveBuffer(2, 2), "2 ranks on 2 cores: the kernel's autotuning");

@@ -24,19 +24,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 class SocketTransferTest {
 
-    /**
-     * @param layout threads x streams, and " nio" for a control stream through NIO instead of direct
-     *               calls, or " noyield" for I/O threads that park straight after their polls
-     */
+    /** @param layout threads x streams, and " nio" for a control stream through NIO instead of direct calls */
     private static Loopback loopback(String layout) throws NetException {
-        String[] tp = layout.replace(" nio", "").replace(" noyield", "").split("x");
+        String[] tp = layout.replace(" nio", "").split("x");
         return new Loopback(Map.of(SocketConfig.NCCL_SOCKET_NTHREADS, tp[0], SocketConfig.NCCL_NSOCKS_PERTHREAD, tp[1],
-                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1",
-                SocketConfig.JCCL_SOCKET_YIELDS, layout.endsWith(" noyield") ? "0" : "20"));
+                SocketConfig.JCCL_SOCKET_NATIVE_IO, layout.endsWith(" nio") ? "0" : "1"));
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void sizesFromZeroToSixtyFourMiBArriveIntactAndReportTheirSize(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -64,7 +60,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void thirtyTwoRequestsInFlightMatchInPostingOrder(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -132,7 +128,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void aSendLargerThanItsReceiveFailsBothSidesAndTheConnectionCarriesOn(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -162,7 +158,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void isendWouldBlockUntilAReceiveIsPosted(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -180,7 +176,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void tagsPickTheBufferOfAGroupedReceive(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             Loopback.Pair p = lo.pair();
@@ -217,7 +213,7 @@ class SocketTransferTest {
     }
 
     @ParameterizedTest(name = "threads x streams = {0}")
-    @ValueSource(strings = {"0x1", "0x1 nio", "2x2", "2x2 noyield"})
+    @ValueSource(strings = {"0x1", "0x1 nio", "2x2"})
     void manyCommsAtOnceKeepTheirOwnData(String layout) throws NetException {
         try (Loopback lo = loopback(layout)) {
             int comms = 8;

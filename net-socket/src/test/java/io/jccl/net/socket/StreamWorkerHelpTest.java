@@ -25,7 +25,7 @@ class StreamWorkerHelpTest {
     void aCallerMovesTheBytesOfAStarvedWorkerOnlyAfterTheBound() throws Exception {
         try (Arena arena = Arena.ofConfined(); Pair p = new Pair()) {
             SendRequest r = queued(p, arena);
-            StreamWorker w = new StreamWorker(null, new DataStream[] {p.stream}, 0, 20, 500_000_000L, "test");
+            StreamWorker w = new StreamWorker(null, new DataStream[] {p.stream}, 0, 500_000_000L, "test");
             w.helpIfStarved();
             assertEquals(BYTES, r.pending(), "within 500 ms of its last cycle the worker is not starved");
             Thread.sleep(550);
@@ -38,7 +38,7 @@ class StreamWorkerHelpTest {
     void withHelpOffTheCallerNeverMovesTheBytes() throws Exception {
         try (Arena arena = Arena.ofConfined(); Pair p = new Pair()) {
             SendRequest r = queued(p, arena);
-            StreamWorker w = new StreamWorker(null, new DataStream[] {p.stream}, 0, 20, 0, "test");
+            StreamWorker w = new StreamWorker(null, new DataStream[] {p.stream}, 0, 0, "test");
             Thread.sleep(20);
             w.helpIfStarved();
             assertEquals(BYTES, r.pending(), "JCCL_SOCKET_HELP_US=0: the bytes are the I/O thread's alone");
