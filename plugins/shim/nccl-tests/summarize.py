@@ -13,7 +13,9 @@ usage: summarize.py OUT_DIR [--all]   (--all also lists every configuration's fi
        ratio in each round, and how many rounds reach the goal: 1.5x from 16 MiB, 1.0x at 8 B.
        One machine's runs differ by a fifth from round to round, so one round's ratio says little.
        A family's best of several configurations is also its best of several draws: compare
-       families swept alike, or read each configuration's figures with --all.)
+       families swept alike, or read each configuration's figures with --all. Where the rounds
+       hold more than one JcclSocket configuration, a second table gives each of them against
+       NCCL's Socket's best of the same round: an experiment beside the default, draw for draw.)
 """
 import glob
 import os
@@ -96,6 +98,36 @@ def rounds_table(dirs):
             print("| %s | %.2f %s | %.2f %s | %s | %.2fx | %d of %d at %.1fx |" % (
                 human(size), median(socket), unit, median(jccl), unit, ", ".join("%.2f" % r for r in ratios),
                 median(ratios), sum(r >= goal for r in ratios), len(ratios), goal))
+        per_config_table(loaded, coll)
+
+
+def per_config_table(loaded, coll):
+    """Each JcclSocket configuration's median ratio (and rounds at the goal) against NCCL's best of each round."""
+    names = sorted({n for runs in loaded for n in runs.get(coll, {}) if n.startswith("jccl")})
+    if len(names) < 2:
+        return
+    print("\n%s, each JcclSocket configuration against NCCL's Socket's best of the same round "
+          "(median ratio, rounds at the goal):\n" % coll)
+    print("| configuration | " + " | ".join(human(s) for s in SIZES) + " |")
+    print("|---|" + "---|" * len(SIZES))
+    for name in names:
+        cells = []
+        for size in SIZES:
+            ratios = []
+            for runs in loaded:
+                configs = runs.get(coll, {})
+                s = best_of(configs, size, "socket")
+                mine = configs.get(name, {}).get(size)
+                if s is None or mine is None:
+                    continue
+                if size <= 1024:
+                    ratios.append(s[0][0] / mine[0] if mine[0] else 0)
+                else:
+                    ratios.append(mine[1] / s[0][1] if s[0][1] else 0)
+            goal = 1.0 if size <= 1024 else 1.5
+            cells.append("%.2fx (%d of %d)" % (median(ratios), sum(r >= goal for r in ratios), len(ratios))
+                         if ratios else "-")
+        print("| %s | %s |" % (name, " | ".join(cells)))
 
 
 def main():
