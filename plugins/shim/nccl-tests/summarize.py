@@ -68,6 +68,13 @@ def best_of(configs, size, family):
     return min(cands, key=lambda c: c[0][0]) if size <= 1024 else max(cands, key=lambda c: c[0][1])
 
 
+def ratio(socket, jccl, size):
+    """JcclSocket's ratio to NCCL's Socket from two (time us, busbw GB/s) rows: time at 8 B, busbw above; above 1 = JcclSocket better."""
+    if size <= 1024:
+        return socket[0] / jccl[0] if jccl[0] else 0
+    return jccl[1] / socket[1] if socket[1] else 0
+
+
 def median(values):
     v = sorted(values)
     n = len(v)
@@ -90,7 +97,7 @@ def rounds_table(dirs):
                 small = size <= 1024
                 socket.append(s[0][0] if small else s[0][1])
                 jccl.append(j[0][0] if small else j[0][1])
-                ratios.append(s[0][0] / j[0][0] if small else (j[0][1] / s[0][1] if s[0][1] else 0))
+                ratios.append(ratio(s[0], j[0], size))
             if not ratios:
                 continue
             goal = 1.0 if size <= 1024 else 1.5
@@ -120,10 +127,7 @@ def per_config_table(loaded, coll):
                 mine = configs.get(name, {}).get(size)
                 if s is None or mine is None:
                     continue
-                if size <= 1024:
-                    ratios.append(s[0][0] / mine[0] if mine[0] else 0)
-                else:
-                    ratios.append(mine[1] / s[0][1] if s[0][1] else 0)
+                ratios.append(ratio(s[0], mine, size))
             goal = 1.0 if size <= 1024 else 1.5
             cells.append("%.2fx (%d of %d)" % (median(ratios), sum(r >= goal for r in ratios), len(ratios))
                          if ratios else "-")
