@@ -78,9 +78,12 @@ final class DataStream {
     /** Socket calls made, and those that moved nothing (a full send buffer, an empty receive queue). */
     private long socketCalls;
     private long emptyCalls;
+    /** Each chunk's times for {@code JCCL_SOCKET_TRACE}; null when off. */
+    private final CommTrace.Stream trace;
 
-    DataStream(int viewIndex, SocketChannel channel, boolean sending, boolean useLowWater) {
+    DataStream(int viewIndex, SocketChannel channel, boolean sending, boolean useLowWater, CommTrace.Stream trace) {
         this.viewIndex = viewIndex;
+        this.trace = trace;
         this.channel = channel;
         this.sending = sending;
         this.lowWater = !sending && useLowWater ? NativeSocketIo.of(channel) : null;
@@ -186,6 +189,9 @@ final class DataStream {
         lengths[i] = length;
         owners[i] = owner;
         offeredNanos[i] = now;
+        if (trace != null) {
+            trace.queued(now, length);
+        }
         TAIL.setRelease(this, t + 1);
     }
 
@@ -223,6 +229,9 @@ final class DataStream {
                 headStarted = true;
                 headStartNanos = System.nanoTime();
                 waitedNanos += headStartNanos - Math.max(offeredNanos[i], lastChunkEndNanos);
+                if (trace != null) {
+                    trace.started(headStartNanos);
+                }
             }
             int remaining = lengths[i] - doneInHead;
             int step = (int) Math.min(remaining, MemoryRegion.WINDOW_STEP);
@@ -245,6 +254,9 @@ final class DataStream {
                 movingNanos += lastChunkEndNanos - headStartNanos;
                 chunksMoved++;
                 headStarted = false;
+                if (trace != null) {
+                    trace.ended(lastChunkEndNanos);
+                }
             }
             owners[i].moved(n);
             if (chunkDone) {

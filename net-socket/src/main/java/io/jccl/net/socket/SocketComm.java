@@ -69,6 +69,8 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
     long quietPolls;
     /** Round-robin position of the next chunk, the same on both ends of the connection. */
     private int nextStream;
+    /** Times of requests and chunks for {@code JCCL_SOCKET_TRACE}; null (the default) when off. */
+    final CommTrace trace;
 
     SocketComm(SocketNetPlugin plugin, SocketConfig.Settings settings, SocketChannel control, SocketChannel[] data,
                SocketChannel liveness, int threads, boolean sending, String peer) throws NetException {
@@ -84,8 +86,10 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         this.minChunkBytes = settings.minChunkBytes();
         this.timeoutNanos = settings.timeout().toNanos();
         this.streams = new DataStream[data.length];
+        this.trace = CommTrace.forComm(sending, control, data.length);
         for (int s = 0; s < data.length; s++) {
-            streams[s] = new DataStream(s + 1, data[s], sending, settings.lowWater() && settings.nativeIo());
+            streams[s] = new DataStream(s + 1, data[s], sending, settings.lowWater() && settings.nativeIo(),
+                    trace == null ? null : trace.stream(s));
         }
         int t = data.length == 0 ? 0 : plugin.ioThreads().reserve(Math.max(1, Math.min(threads, data.length)));
         this.reservedThreads = t > 0;
@@ -409,6 +413,15 @@ abstract sealed class SocketComm permits SocketSendComm, SocketRecvComm {
         closed = true;
         for (StreamWorker w : workers) {
             w.stop();
+        }
+        if (trace != null) {
+            try {
+                plugin.logger().info(LogSubsystem.NET, "NET/JcclSocket: trace of %s %s written to %s",
+                        sending() ? "to" : "from", peer, trace.write());
+            } catch (IOException | RuntimeException e) {
+                plugin.logger().warn("NET/JcclSocket: could not write the trace of %s (%s): %s", peer,
+                        CommTrace.JCCL_SOCKET_TRACE, e.getMessage());
+            }
         }
         if (reservedThreads) {
             plugin.ioThreads().release();

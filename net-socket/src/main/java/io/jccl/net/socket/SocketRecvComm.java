@@ -207,6 +207,9 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         } catch (IOException e) {
             fail(NetException.remoteError("connection from " + peer + " lost: " + e.getMessage(), e));
         }
+        if (trace != null) {
+            trace.posted();
+        }
         return r;
     }
 
@@ -297,6 +300,9 @@ final class SocketRecvComm extends SocketComm implements RecvComm {
         NetException error = r.error;
         if (error == null && sizes != null) {
             System.arraycopy(r.sizes, 0, sizes, 0, Math.min(r.n, sizes.length));
+        }
+        if (trace != null) {
+            trace.done();
         }
         release(r);
         if (error != null) {

@@ -129,6 +129,9 @@ final class SocketSendComm extends SocketComm implements SendComm {
         SendRequest r = tryIsend(data, tag, mhandle);
         if (r != null) {
             refusedSinceNanos = 0;
+            if (trace != null) {
+                trace.posted();
+            }
         } else if (!refusalReported) {
             refused(data.byteSize());
         }
@@ -522,6 +525,9 @@ final class SocketSendComm extends SocketComm implements SendComm {
     }
 
     private boolean complete(SendRequest r, int[] sizes) throws NetException {
+        if (trace != null) {
+            trace.done();
+        }
         NetException error = r.error;
         int size = r.size;
         release(r);

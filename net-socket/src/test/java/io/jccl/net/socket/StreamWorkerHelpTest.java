@@ -65,7 +65,7 @@ class StreamWorkerHelpTest {
             client = SocketChannel.open(server.getLocalAddress());
             accepted = server.accept();
             client.configureBlocking(false);
-            stream = new DataStream(1, client, true, false);
+            stream = new DataStream(1, client, true, false, null);
         }
 
         @Override
