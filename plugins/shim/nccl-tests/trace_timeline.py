@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Where an operation under NCCL waits, from JcclSocket's traces (JCCL_SOCKET_TRACE=DIR).
 
-    trace_timeline.py DIR [--window N] [--show K]
+    trace_timeline.py DIR [--window N] [--show K] [--per-op M]
 
 Each comm of both ranks wrote DIR/trace-PID-send|recv-ORDINAL.tsv at close: its last requests
 (posted by NCCL, reported done to it) and data-stream chunks (queued, first tried, last byte), on
@@ -18,8 +18,10 @@ microseconds, of:
   NCCL:     on each rank and channel (a channel's send and receive comms are the ones of the same
             ordinal), from a receive seen done to the next send that NCCL posts on the channel
 
-and a timeline of K requests (default 12) of the first channel, both directions, so that the
-critical path of an operation reads off it.
+the tails of a chunk's write, read and lag (one late chunk holds its channel up, and an operation
+waits for its slowest channel), with --per-op M (the messages a connection carries per operation)
+when each rank's channels ended the last operations, and a timeline of K requests (default 12) of
+the first channel, both directions, so that the critical path of an operation reads off it.
 """
 import argparse
 import glob
@@ -68,11 +70,38 @@ def stream_stats(chunks):
     return waits, moves, busy / span, wait / span, idle / span
 
 
+def ops_report(channels, per_op, last=12):
+    """An operation ends with its slowest channel: when each rank's receives of the last operations
+    ended, from the operation's first send on that rank."""
+    print(f"\nlast {last} operations ({per_op} messages a connection each): from a rank's first send of the "
+          "operation, when its channels' receives ended (first and last, us), and the gap to the next one")
+    for pid in sorted(channels):
+        sends_of = channels[pid].get("send", [])
+        recvs_of = channels[pid].get("recv", [])
+        if not sends_of or not recvs_of:
+            continue
+        posts = [{i: p for i, p, _ in c["R"]} for c in sends_of]
+        dones = [{i: d for i, _, d in c["R"]} for c in recvs_of]
+        lo = max(min(m) for m in posts + dones)
+        hi = min(max(m) for m in posts + dones)
+        ops = list(range((lo + per_op - 1) // per_op, (hi + 1) // per_op))[-last:]
+        prev_end = None
+        for op in ops:
+            start = min(m[op * per_op] for m in posts)
+            ends = sorted(m[op * per_op + per_op - 1] for m in dones)
+            gap = "" if prev_end is None else f", {us(start - prev_end):.0f} after the previous one's last"
+            print(f"  {pid} operation {op}: channels ended {us(ends[0] - start):.0f} to {us(ends[-1] - start):.0f}{gap}")
+            prev_end = ends[-1]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--window", type=int, default=4000)
     ap.add_argument("--show", type=int, default=12)
+    ap.add_argument("--per-op", type=int, default=0,
+                    help="messages a connection carries per operation (a 16 MiB all_reduce on 8 channels: 4): "
+                         "prints when each rank's channels ended the last operations")
     a = ap.parse_args()
     comms = [load(p) for p in sorted(glob.glob(os.path.join(a.dir, "trace-*.tsv")))]
     sends = [c for c in comms if c.get("dir") == "send"]
@@ -143,20 +172,19 @@ def main():
                   f"({100.0 * over / len(xs):.1f}%)")
 
     # NCCL's turnaround on each rank and channel: a receive seen done, then the channel's next send.
-    by_pid = {}
-    for c in comms:
-        if c.get("dir") in ("send", "recv"):
-            by_pid.setdefault(c["pid"], {}).setdefault(c["dir"], {})[c["ordinal"]] = c
-    networked = {p[0]["pid"] for p in pairs}
+    # NCCL makes a channel's comms in channel order: a rank's i-th networked send comm and its i-th
+    # networked receive comm are channel i's (the shim's warm-up comms, made first, are left out).
+    channels = {}
+    for s, r in pairs:
+        channels.setdefault(s["pid"], {}).setdefault("send", []).append(s)
+        channels.setdefault(r["pid"], {}).setdefault("recv", []).append(r)
     print("\nrank (pid), channel: from a receive seen done to the next send posted on the channel "
           "(median and quartiles, us; sends with no receive done since the last send left out)")
-    for pid in sorted(networked):
-        for ordinal in sorted(by_pid[pid].get("send", {})):
-            s = by_pid[pid]["send"][ordinal]
-            r = by_pid[pid].get("recv", {}).get(ordinal)
-            if r is None or not s["R"] or not r["R"]:
-                continue
-            if r["remote"].split(":")[0] != s["remote"].split(":")[0] or (s["remote"], s["local"]) not in recvs:
+    for pid in sorted(channels):
+        sends_of = sorted(channels[pid].get("send", []), key=lambda c: c["ordinal"])
+        recvs_of = sorted(channels[pid].get("recv", []), key=lambda c: c["ordinal"])
+        for channel, (s, r) in enumerate(zip(sends_of, recvs_of)):
+            if not s["R"] or not r["R"]:
                 continue
             dones = sorted(d for _, _, d in r["R"][-a.window:])
             posts = [p for _, p, _ in s["R"][-a.window:]]
@@ -169,11 +197,16 @@ def main():
                 last_post = p
             if len(gaps) >= 4:
                 q = statistics.quantiles(gaps, n=4)
-                print(f"  {pid} channel {ordinal}: {us(q[1]):.1f} ({us(q[0]):.1f} to {us(q[2]):.1f}), {len(gaps)} sends")
+                print(f"  {pid} channel {channel}: {us(q[1]):.1f} ({us(q[0]):.1f} to {us(q[2]):.1f}), {len(gaps)} sends")
+
+    if a.per_op > 0:
+        ops_report(channels, a.per_op)
 
     # A timeline of the first channel's two directions.
-    s0, r0 = pairs[0]
-    back = next(((s, r) for s, r in pairs if s["pid"] == r0["pid"] and s["ordinal"] == s0["ordinal"]), None)
+    first = min(channels[pairs[0][0]["pid"]]["send"], key=lambda c: c["ordinal"])
+    s0, r0 = next((s, r) for s, r in pairs if s is first)
+    first_back = min(channels[r0["pid"]].get("send", [r0]), key=lambda c: c["ordinal"])
+    back = next(((s, r) for s, r in pairs if s is first_back), None)
     events = []
 
     def add(pair, tag):
@@ -200,13 +233,13 @@ def main():
                 events.append((posted, f"{tag} recv #{idx} posted by NCCL ({r['pid']})"))
                 events.append((done, f"{tag} recv #{idx} seen done by NCCL"))
 
-    add(pairs[0], "A>B")
+    add((s0, r0), "A>B")
     if back:
         add(back, "B>A")
     events.sort()
     if events:
         t0 = events[0][0]
-        print(f"\ntimeline, channel {s0['ordinal']} (A = {s0['pid']}, B = {r0['pid']}), us from the first event:")
+        print(f"\ntimeline, channel 0 (A = {s0['pid']}, B = {r0['pid']}), us from the first event:")
         for t, what in events:
             print(f"{us(t - t0):10.1f}  {what}")
 
