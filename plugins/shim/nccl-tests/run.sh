@@ -34,7 +34,8 @@
 #                       hang, or a forced run whose CollNet JcclCollNet did not reduce
 #   run.sh cpu CONFIG...   all_reduce and sendrecv at one size (JCCL_CPU_SIZE, 256M; JCCL_CPU_ITERS
 #                       timed iterations, 300), with the cores the box and each rank's threads used in
-#                       JCCL_CPU_WINDOW (3) seconds of them (cpu_sample.py): what a GB/s costs each
+#                       JCCL_CPU_WINDOW (3) seconds of them, and how long they waited for a core
+#                       (cpu_sample.py): what a GB/s costs each
 #                       transport, and how many cores a faster one would need
 #   run.sh aot-train    writes the shim's AOT cache, jccl/jccl-shim.aot beside the shim (JDK 25+),
 #                       with jccl-shim-train (JCCL_AOT_ROUNDS rounds of the shim's warm-up, 200000);
