@@ -6,7 +6,10 @@
 # usage: plugins/shim/nccl-tests/pack.sh [NCCL_TESTS_SOURCE]
 #   NCCL_TESTS_SOURCE: a checkout of github.com/NVIDIA/nccl-tests (default: cloned into target/)
 #   JCCL_BEFORE_REV=REV also packs the shim and jars of git revision REV as .device/jccl-before, so
-#   that run.sh's "before" configurations measure it beside this build in the same run
+#   that run.sh's "before" configurations measure it beside this build in the same run;
+#   JCCL_BUILDS="NAME=REV ..." packs more revisions the same way, as .device/jccl-build-NAME, which
+#   run.sh's "build-NAME" configurations run (experiment commits measured in one device call
+#   without landing their knobs; run.sh aot-train trains each one's AOT cache too)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 cd "$root"
@@ -33,14 +36,21 @@ else
   cp -r "$src"/. "$dest/nccl-tests-src/"
 fi
 cp -r "$mpi_include" "$dest/mpi-include"
-rm -rf "$dest/jccl-before"
-if [ -n "${JCCL_BEFORE_REV:-}" ]; then
-  wt=$(mktemp -d)/jccl-before
-  git worktree add -q --detach "$wt" "$JCCL_BEFORE_REV"
+rm -rf "$dest/jccl-before" "$dest"/jccl-build-*
+builds=${JCCL_BUILDS:-}
+[ -n "${JCCL_BEFORE_REV:-}" ] && builds="before=$JCCL_BEFORE_REV $builds"
+for b in $builds; do
+  name=${b%%=*} rev=${b#*=}
+  [[ $b == *=* && $name =~ ^[A-Za-z0-9_]+$ && -n $rev ]] \
+    || { echo "JCCL_BUILDS: '$b' is not NAME=REV (a name of letters, digits and _)" >&2; exit 1; }
+  dir=$dest/jccl-build-$name
+  [ "$name" = before ] && dir=$dest/jccl-before
+  wt=$(mktemp -d)/jccl-$name
+  git worktree add -q --detach "$wt" "$rev"
   (cd "$wt" && mvn -B -q -ntp -DskipTests package -pl cli -am)
-  mkdir -p "$dest/jccl-before"
-  cp "$wt"/cli/target/lib/jccl-*.jar "$wt"/cli/target/lib/picocli-*.jar "$wt"/cli/target/lib/*.so "$dest/jccl-before/"
+  mkdir -p "$dir"
+  cp "$wt"/cli/target/lib/jccl-*.jar "$wt"/cli/target/lib/picocli-*.jar "$wt"/cli/target/lib/*.so "$dir/"
   git worktree remove --force "$wt"
-  echo "packed $JCCL_BEFORE_REV ($(git rev-parse --short "$JCCL_BEFORE_REV")) as $dest/jccl-before"
-fi
+  echo "packed $rev ($(git rev-parse --short "$rev")) as $dir"
+done
 du -sh "$dest" | sed 's/^/packed: /'

@@ -54,7 +54,8 @@
 #   JCCL_SHIM_JVM_OPTS reaches the shim's JVM in every rank, e.g. -Xlog options with a file per rank)
 #
 # A CONFIG is NET[:TxS][@chN][+VAR=VALUE...]: NET = jccl (the shim), jccl-vN (shim limited to vN),
-# before (the shim of the build pack.sh packed with JCCL_BEFORE_REV), socket (NCCL's own) or shm
+# before (the shim of the build pack.sh packed with JCCL_BEFORE_REV), build-NAME (one of its
+# JCCL_BUILDS), socket (NCCL's own) or shm
 # (no network: both ranks on one NCCL_HOSTID with NCCL_P2P_DISABLE=1, so NCCL's SHM transport
 # stages every step through host memory as the network path does, with a transport that costs
 # nothing: the network path's ceiling; it needs JCCL_GPUS=2, since NCCL refuses two ranks of one
@@ -119,6 +120,8 @@ config_env() {
     jccl) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket) ;;
     jccl-v*) env+=(NCCL_NET_PLUGIN="$plugin" NCCL_NET=JcclSocket JCCL_SHIM_MAX_API_VERSION=${base#jccl-v}) ;;
     before) env+=(NCCL_NET_PLUGIN="$dev/jccl-before/libnccl-net.so" NCCL_NET=JcclSocket) ;;
+    build-*) [ -f "$dev/jccl-$base/libnccl-net.so" ] || { echo "$spec: no $dev/jccl-$base (pack.sh JCCL_BUILDS)" >&2; return 1; }
+             env+=(NCCL_NET_PLUGIN="$dev/jccl-$base/libnccl-net.so" NCCL_NET=JcclSocket) ;;
     socket) env+=(NCCL_NET_PLUGIN=none NCCL_NET=Socket) ;;
     # both ranks on host "jccl-host-shm" (run_one's wrapper)
     shm) [ "${JCCL_GPUS:-1}" = 2 ] || { echo "$spec needs JCCL_GPUS=2: NCCL refuses two ranks of one host on one GPU" >&2; return 1; }
@@ -312,12 +315,19 @@ collnet() {
 
 aot_train() {
   needs_shim
-  local trainer=$dev/jccl/jccl-shim-train cache=$dev/jccl/jccl-shim.aot
+  local trainer=$dev/jccl/jccl-shim-train cache=$dev/jccl/jccl-shim.aot lib
   [ -x "$trainer" ] || { echo "no $trainer: run pack.sh (it packs the trainer beside the shim)" >&2; exit 2; }
   rm -f "$cache" "$cache.classpath"
   timeout 180 "$trainer" "$plugin" "${JCCL_AOT_ROUNDS:-200000}" > "$out/aot-train.log" 2>&1
   echo "training exit $?"
   grep -E 'AOT cache written|warm-up: |^WARN' "$out/aot-train.log"
+  # The other packed builds too (before, build-NAME), so that none of them is measured cold beside it.
+  for lib in "$dev"/jccl-before/libnccl-net.so "$dev"/jccl-build-*/libnccl-net.so; do
+    [ -f "$lib" ] || continue
+    rm -f "$(dirname "$lib")/jccl-shim.aot" "$(dirname "$lib")/jccl-shim.aot.classpath"
+    timeout 180 "$trainer" "$lib" "${JCCL_AOT_ROUNDS:-200000}" > "$out/aot-train-$(basename "$(dirname "$lib")").log" 2>&1
+    echo "training $(basename "$(dirname "$lib")") exit $?"
+  done
   [ -s "$cache" ]
 }
 

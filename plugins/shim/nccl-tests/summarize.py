@@ -109,8 +109,9 @@ def rounds_table(dirs):
 
 
 def per_config_table(loaded, coll):
-    """Each JcclSocket configuration's median ratio (and rounds at the goal) against NCCL's best of each round."""
-    names = sorted({n for runs in loaded for n in runs.get(coll, {}) if n.startswith("jccl")})
+    """Each JcclSocket configuration's median ratio (and rounds at the goal) against NCCL's best of each round,
+    this build's and those pack.sh packed beside it (before, build-NAME)."""
+    names = sorted({n for runs in loaded for n in runs.get(coll, {}) if n.startswith(("jccl", "before", "build-"))})
     if len(names) < 2:
         return
     print("\n%s, each JcclSocket configuration against NCCL's Socket's best of the same round "
