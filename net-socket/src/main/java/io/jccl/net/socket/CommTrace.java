@@ -119,8 +119,10 @@ final class CommTrace {
         b.append("# comm\t").append(sending ? "send" : "recv").append('\t').append(ordinal).append('\t').append(local)
                 .append('\t').append(remote).append('\t').append(ProcessHandle.current().pid()).append('\n');
         b.append("# R\tindex\tposted\tdone\n");
+        // Rows whose both ends are still in the rings: posts run ahead of completions (and queued
+        // chunks ahead of ended ones) by what is in flight, and overwrite the oldest first.
         long requests = Math.min(postedCount, doneCount);
-        for (long k = Math.max(0, requests - CAPACITY); k < requests; k++) {
+        for (long k = Math.max(0, Math.max(postedCount, doneCount) - CAPACITY); k < requests; k++) {
             int i = (int) (k & MASK);
             b.append("R\t").append(k).append('\t').append(posted[i]).append('\t').append(done[i]).append('\n');
         }
@@ -128,7 +130,7 @@ final class CommTrace {
         for (int s = 0; s < streams.length; s++) {
             Stream t = streams[s];
             long chunks = Math.min(t.queuedCount, t.endedCount);
-            for (long k = Math.max(0, chunks - CAPACITY); k < chunks; k++) {
+            for (long k = Math.max(0, t.queuedCount - CAPACITY); k < chunks; k++) {
                 int i = (int) (k & MASK);
                 b.append("C\t").append(s).append('\t').append(k).append('\t').append(t.lengths[i]).append('\t')
                         .append(t.queued[i]).append('\t').append(t.started[i]).append('\t').append(t.ended[i]).append('\n');
