@@ -119,25 +119,30 @@ def main():
     print("| connection | chunks | sender wait | write | busy/wait/idle | frame to receiver | receiver wait | read | "
           "last byte after sender's | to NCCL's test |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    # Chunk by chunk, both ends matched; also gathered over all connections for the tails.
+    writes, reads, lags = [], [], []
     for s, r in pairs:
-        sw, sm, sb, swt, si = [], [], 0, 0, 0
-        rq, rw, rm, tail, notice = [], [], [], [], []
+        sw, sm, rq, rw, rm, tail, notice = [], [], [], [], [], [], []
+        shares = [0.0, 0.0, 0.0]
         streams = sorted(set(s["C"]) & set(r["C"]))
         for k in streams:
             sc = s["C"][k][-a.window:]
             rc = r["C"][k][-a.window:]
-            by_index = {c[0]: c for c in rc}
-            w, m, sb, swt, si = stream_stats(sc)
+            w, m, *share = stream_stats(sc)
             sw += w
             sm += m
-            w2, m2, _, _, _ = stream_stats(rc)
-            rw += w2
-            rm += m2
+            shares = [x + y / len(streams) for x, y in zip(shares, share)]
+            rw += stream_stats(rc)[0]
+            by_index = {c[0]: c for c in rc}
             for c in sc:
                 d = by_index.get(c[0])
                 if d:
                     rq.append(d[2] - c[2])
+                    rm.append(d[4] - d[3])
                     tail.append(d[4] - c[4])
+        writes += sm
+        reads += rm
+        lags += tail
         # One chunk per request (one stream, messages up to the chunk size): last byte to test().
         if len(streams) == 1:
             rc = {c[0]: c for c in r["C"][streams[0]]}
@@ -146,21 +151,11 @@ def main():
                 if c:
                     notice.append(done - c[4])
         name = f"{s['pid']}#{s['ordinal']} -> {r['pid']}#{r['ordinal']}"
-        print(f"| {name} | {len(sm)} | {us(med(sw)):.1f} | {us(med(sm)):.1f} | {sb:.2f}/{swt:.2f}/{si:.2f} | "
-              f"{us(med(rq)):.1f} | {us(med(rw)):.1f} | {us(med(rm)):.1f} | {us(med(tail)):.1f} | "
-              f"{us(med(notice)):.1f} |")
+        print(f"| {name} | {len(sm)} | {us(med(sw)):.1f} | {us(med(sm)):.1f} | "
+              f"{shares[0]:.2f}/{shares[1]:.2f}/{shares[2]:.2f} | {us(med(rq)):.1f} | {us(med(rw)):.1f} | "
+              f"{us(med(rm)):.1f} | {us(med(tail)):.1f} | {us(med(notice)):.1f} |")
 
     # The tails: one late chunk holds up its channel, and an operation waits for its slowest channel.
-    writes, reads, lags = [], [], []
-    for s, r in pairs:
-        for k in set(s["C"]) & set(r["C"]):
-            rc = {c[0]: c for c in r["C"][k]}
-            for c in s["C"][k][-a.window:]:
-                d = rc.get(c[0])
-                if d:
-                    writes.append(c[4] - c[3])
-                    reads.append(d[4] - d[3])
-                    lags.append(d[4] - c[4])
     print("\ntails over all connections (us): p50, p90, p99, max; chunks over 500 us")
     for name, xs in (("sender's write", writes), ("receiver's read, first try to last byte", reads),
                      ("receiver's last byte after the sender's", lags)):

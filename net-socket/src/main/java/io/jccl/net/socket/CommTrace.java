@@ -52,7 +52,7 @@ final class CommTrace {
         private final long[] ended = new long[CAPACITY];
         private final int[] lengths = new int[CAPACITY];
         private long queuedCount;
-        private long startedCount;
+        /** Chunks ended; a stream moves one chunk at a time, so also the index of the one started. */
         private long endedCount;
 
         /** Producer. */
@@ -64,7 +64,7 @@ final class CommTrace {
 
         /** Consumer. */
         void started(long nanos) {
-            started[(int) (startedCount++ & MASK)] = nanos;
+            started[(int) (endedCount & MASK)] = nanos;
         }
 
         /** Consumer. */
